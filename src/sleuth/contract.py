@@ -1,0 +1,349 @@
+"""The public contract: what an agent sends, what it gets back, and how failures look.
+
+Every type here is a pydantic v2 model whose JSON Schema is what `sleuth schema`
+prints and what the HTTP and MCP adapters will publish. Nothing in this module does
+I/O or knows about providers; it only validates and describes.
+
+A rejected value always yields a message that names the field and the values it
+accepts (see `describe_validation_error`).
+
+>>> SearchRequest(query="  latest python release  ").query
+'latest python release'
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal, get_args, get_origin
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+)
+
+QUERY_MAX_CHARS = 400
+MAX_RESULTS_LIMIT = 20
+
+TimeRange = Literal["any", "past_week", "past_month", "past_year"]
+Priority = Literal["normal", "high"]
+Freshness = Literal["realtime", "past_week", "past_month", "archive", "unknown"]
+ErrorCategory = Literal["recoverable", "non_recoverable", "unexpected"]
+ErrorAction = Literal["retry", "fallback", "report", "open_breaker"]
+CacheState = Literal["hit", "miss", "stale"]
+ProviderStatus = Literal["ok", "empty", "error", "skipped", "timeout"]
+TaskStatus = Literal["pending", "running", "success", "failed"]
+FactCheck = Literal["agreed", "disputed", "single_source"]
+FactStatus = FactCheck
+
+#: Fields of `ResultItem` an agent may ask for with `include`. Which of them a
+#: deployment actually serves is the configured optional tier (`projection.optional`).
+IncludeField = Literal[
+    "id",
+    "url",
+    "domain",
+    "providers",
+    "ranks",
+    "published_at",
+    "freshness",
+    "source_trust_score",
+    "relevance",
+    "fields",
+    "fact_check",
+    "flags",
+]
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+
+
+class SearchRequest(BaseModel):
+    """One search, as an agent asks for it.
+
+    >>> SearchRequest(query="那明天呢", context=["北京今天天气怎么样"]).max_results
+    5
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, title="SearchRequest")
+
+    query: str = Field(
+        description="The information need in the user's full original wording (1..400 characters).",
+        min_length=1,
+        max_length=QUERY_MAX_CHARS,
+    )
+    max_results: int = Field(5, ge=1, le=MAX_RESULTS_LIMIT, description="How many results to return.")
+    time_range: TimeRange = Field("any", description="Only results published within this range.")
+    domain_filter: list[str] = Field(
+        default_factory=list,
+        description="Only results from these domains (subdomains included), e.g. ['python.org'].",
+    )
+    providers: list[str] | None = Field(
+        None, description="Back ends to ask; default: the configured chain."
+    )
+    context: list[str] = Field(
+        default_factory=list,
+        description="Earlier turns of the conversation, oldest first, used to complete elliptical queries.",
+    )
+    include: list[IncludeField] = Field(
+        default_factory=list,
+        description="Optional-tier fields to add to each result (e.g. url, published_at).",
+    )
+    priority: Priority = Field("normal", description="Scheduling priority under contention.")
+    no_cache: bool = Field(False, description="Skip the response cache and ask the back ends.")
+
+    @field_validator("query", mode="before")
+    @classmethod
+    def _trim_query(cls, value: object) -> object:
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("domain_filter")
+    @classmethod
+    def _normalise_domains(cls, value: list[str]) -> list[str]:
+        domains = []
+        for raw in value:
+            domain = raw.strip().lower().removeprefix("https://").removeprefix("http://")
+            domain = domain.split("/", 1)[0].removeprefix("www.").strip(".")
+            if not domain or " " in domain or "." not in domain:
+                raise ValueError(f"{raw!r} is not a domain; expected a host name such as 'python.org'")
+            domains.append(domain)
+        return domains
+
+    @field_validator("context")
+    @classmethod
+    def _bounded_context(cls, value: list[str]) -> list[str]:
+        if len(value) > 20 or any(len(turn) > 2000 for turn in value):
+            raise ValueError("at most 20 turns of at most 2000 characters each")
+        return value
+
+
+class ResultItem(BaseModel):
+    """One result after normalisation, before projection."""
+
+    model_config = ConfigDict(extra="forbid", title="ResultItem")
+
+    id: str = Field(description="Stable identifier: a hash of the canonical URL.")
+    url: str | None = Field(description="The link the back end gave; null if it gave none.")
+    title: str = ""
+    snippet: str = ""
+    domain: str | None = None
+    providers: list[str] = Field(description="Which back ends returned this result.")
+    ranks: dict[str, int] = Field(
+        default_factory=dict, description="Each back end's 1-based position for this result."
+    )
+    published_at: datetime | None = Field(None, description="As the back end sent it; never guessed.")
+    freshness: Freshness = "unknown"
+    source_trust_score: float | None = Field(None, ge=0, le=1)
+    relevance: float = Field(0.0, ge=0, le=1)
+    fields: dict[str, Any] = Field(default_factory=dict, description="Stable provider-specific extras.")
+    fact_check: FactCheck | None = None
+    flags: list[str] = Field(default_factory=list)
+    degraded: bool = False
+    missing: list[str] = Field(default_factory=list)
+
+
+class ProjectedItem(BaseModel):
+    """A result as the agent receives it: the always tier plus what `include` asked for.
+
+    Fields that were not projected are absent from the JSON, not null.
+    """
+
+    model_config = ConfigDict(extra="forbid", title="Result")
+
+    title: str
+    snippet: str
+    id: str | None = None
+    url: str | None = None
+    domain: str | None = None
+    providers: list[str] | None = None
+    ranks: dict[str, int] | None = None
+    published_at: datetime | None = None
+    freshness: Freshness | None = None
+    source_trust_score: float | None = None
+    relevance: float | None = None
+    fields: dict[str, Any] | None = None
+    fact_check: FactCheck | None = None
+    flags: list[str] | None = None
+    degraded: bool | None = Field(None, description="Present and true when a field fell back.")
+    missing: list[str] | None = Field(None, description="The fields that were missing or empty.")
+
+    @model_serializer(mode="wrap")
+    def _only_projected(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {key: value for key, value in data.items() if key in self.model_fields_set}
+
+
+class ErrorInfo(BaseModel):
+    """A failure as the caller sees it (published under the name `SearchError`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, title="SearchError")
+
+    code: str = Field(description="Stable machine-readable code, e.g. provider_timeout.")
+    category: ErrorCategory
+    provider: str | None = None
+    http_status: int | None = Field(None, description="Status the back end answered, if any.")
+    message: str
+    retry_after_s: float | None = None
+    action: ErrorAction = Field("report", description="What sleuth did about it.")
+    field: str | None = Field(None, description="For invalid input: the offending field.")
+    allowed: list[str] | None = Field(None, description="For invalid input: the accepted values.")
+
+
+class Citation(BaseModel):
+    model_config = _STRICT
+
+    result: int = Field(ge=0, description="Index into `results`.")
+    start: int = Field(ge=0, description="Start of the cited span in that result's snippet.")
+    end: int = Field(ge=0)
+
+
+class SummarySentence(BaseModel):
+    model_config = _STRICT
+
+    text: str
+    citations: list[Citation]
+
+
+class Fact(BaseModel):
+    model_config = _STRICT
+
+    attribute: str
+    value: float
+    unit: str | None = None
+    sources: list[int]
+    status: FactStatus
+
+
+class Degradation(BaseModel):
+    """One step away from the ideal answer, with the reason."""
+
+    model_config = _STRICT
+
+    kind: str = Field(description="e.g. provider_failed, emulated_time_range, deadline_exceeded.")
+    provider: str | None = None
+    reason: str
+
+
+class ProviderReport(BaseModel):
+    model_config = _STRICT
+
+    status: ProviderStatus
+    latency_ms: float
+    results: int
+    retries: int = 0
+
+
+class SearchResponse(BaseModel):
+    """What one search returns. `results` are projected; `errors` never hide a partial answer."""
+
+    model_config = ConfigDict(extra="forbid", title="SearchResponse")
+
+    task_id: str
+    query: str
+    rewritten_query: str
+    results: list[ProjectedItem]
+    summary: list[SummarySentence] = Field(default_factory=list)
+    facts: list[Fact] = Field(default_factory=list)
+    confidence: float | None = Field(None, ge=0, le=1, description="Null until results are verified.")
+    degraded: bool = False
+    degradations: list[Degradation] = Field(default_factory=list)
+    errors: list[ErrorInfo] = Field(default_factory=list)
+    providers: dict[str, ProviderReport] = Field(default_factory=dict)
+    cache: CacheState = "miss"
+    timings: dict[str, float] = Field(default_factory=dict, description="Milliseconds per stage.")
+
+
+class TaskEvent(BaseModel):
+    model_config = _STRICT
+
+    at: datetime
+    kind: str
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class Task(BaseModel):
+    model_config = ConfigDict(extra="forbid", title="Task")
+
+    task_id: str
+    status: TaskStatus
+    events: list[TaskEvent] = Field(default_factory=list)
+    result: SearchResponse | None = None
+    error: ErrorInfo | None = None
+    created_at: datetime
+    updated_at: datetime
+
+
+SCHEMAS: dict[str, type[BaseModel]] = {
+    "input": SearchRequest,
+    "output": SearchResponse,
+    "error": ErrorInfo,
+}
+
+
+def _literal_values(annotation: object) -> list[str] | None:
+    if get_origin(annotation) is Literal:
+        return [str(arg) for arg in get_args(annotation)]
+    for arg in get_args(annotation):
+        found = _literal_values(arg)
+        if found:
+            return found
+    return None
+
+
+def _field_constraints(model: type[BaseModel], name: str) -> list[str] | None:
+    """The values a field accepts, as words for an error message."""
+    field = model.model_fields.get(name)
+    if field is None:
+        return None
+    literals = _literal_values(field.annotation)
+    if literals:
+        return literals
+    bounds = {type(m).__name__: m for m in field.metadata}
+    lower = getattr(bounds.get("Ge"), "ge", None)
+    upper = getattr(bounds.get("Le"), "le", None)
+    if lower is not None and upper is not None:
+        return [f"{lower}..{upper}"]
+    min_len = getattr(bounds.get("MinLen"), "min_length", None)
+    max_len = getattr(bounds.get("MaxLen"), "max_length", None)
+    if min_len is not None and max_len is not None:
+        return [f"{min_len}..{max_len} characters"]
+    return None
+
+
+def describe_validation_error(
+    error: ValidationError, model: type[BaseModel] = SearchRequest
+) -> list[ErrorInfo]:
+    """Turn pydantic's errors into contract errors that name the field and what it accepts."""
+    infos = []
+    for detail in error.errors(include_url=False):
+        loc = detail["loc"]
+        field = str(loc[0]) if loc else "request"
+        where = ".".join(str(part) for part in loc) or "request"
+        allowed = _field_constraints(model, field)
+        received = detail.get("input")
+        shown = repr(received) if not isinstance(received, str) or len(received) <= 60 else (
+            f"a {len(received)}-character string"
+        )
+        reason = detail["msg"].removeprefix("Value error, ")
+        message = f"{where}: {reason} (got {shown})"
+        if detail["type"] == "extra_forbidden":
+            allowed = list(model.model_fields)
+            message = f"{where}: unknown field"
+        if allowed:
+            message += f"; allowed: {', '.join(allowed)}"
+        infos.append(
+            ErrorInfo(
+                code="invalid_request",
+                category="non_recoverable",
+                http_status=None,
+                message=message,
+                field=field,
+                allowed=allowed,
+            )
+        )
+    return infos

@@ -1,0 +1,123 @@
+"""What a provider is: a capability declaration plus two pure functions.
+
+A provider never performs I/O. `build_request` describes the HTTP call to make and
+`parse_response` turns what came back into `RawHit`s (or raises a `ProviderError`).
+`sleuth.transport` owns the socket; a test asserts no provider module imports
+httpx, asyncio or redis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sleuth.contract import TimeRange
+from sleuth.errors import BadResponse, from_status
+
+QueryStyle = Literal["keywords", "natural"]
+
+
+@dataclass(frozen=True)
+class ProviderInfo:
+    """What a back end is and what it can do natively; the gateway emulates the rest."""
+
+    name: str
+    docs_url: str
+    needs_key: bool = False
+    time_range: bool = False
+    domain_filter: bool = False
+    language: bool = False
+    query_style: QueryStyle = "keywords"
+    max_results: int = 20
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    """The slice of configuration one provider sees (from `providers.<name>` in sleuth.yaml)."""
+
+    base_url: str
+    timeout_s: float = 3.0
+    api_key: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ProviderQuery:
+    """The request as a provider receives it, after guard and rewrite.
+
+    `time_range` and `domain_filter` are only set when the provider supports them
+    natively; otherwise the gateway filters afterwards and says so.
+    """
+
+    text: str
+    original: str
+    max_results: int
+    language: str
+    time_range: TimeRange = "any"
+    domain_filter: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HttpRequest:
+    """A description of one HTTP call. `url` may use the `kb:` scheme for the local index."""
+
+    method: Literal["GET", "POST"]
+    url: str
+    params: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = field(default_factory=dict)
+    json: Any = None
+
+
+@dataclass(frozen=True)
+class RawHit:
+    """One result exactly as the back end described it, before normalisation."""
+
+    url: str | None
+    title: str | None
+    snippet: str | None
+    published_at: str | None = None
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+
+BuildRequest = Callable[[ProviderQuery, ProviderSettings], HttpRequest]
+ParseResponse = Callable[[int, Mapping[str, str], Any], list[RawHit]]
+
+
+@dataclass(frozen=True)
+class Provider:
+    info: ProviderInfo
+    build_request: BuildRequest
+    parse_response: ParseResponse
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+
+def check_status(provider: str, status: int, headers: Mapping[str, str], body: Any) -> None:
+    """Raise the contract error for a non-2xx answer; shared by every HTTP provider."""
+    if 200 <= status < 300:
+        return
+    retry_after = headers.get("retry-after") or headers.get("Retry-After")
+    seconds = float(retry_after) if retry_after and retry_after.strip().isdigit() else None
+    text = body if isinstance(body, str) else str(body)
+    raise from_status(provider, status, " ".join(text.split())[:200], seconds)
+
+
+def expect_object(provider: str, body: Any) -> Mapping[str, Any]:
+    """The body as a JSON object, or `BadResponse` (a CAPTCHA page dressed as 200, say)."""
+    if not isinstance(body, Mapping):
+        preview = " ".join(str(body).split())[:120]
+        raise BadResponse(
+            f"{provider} answered something that is not a JSON object: {preview!r}",
+            provider=provider,
+        )
+    return body
+
+
+def text_or_none(value: Any) -> str | None:
+    """A string field as sent, with empty strings and non-strings counted as missing."""
+    if isinstance(value, str) and value.strip():
+        return value
+    return None

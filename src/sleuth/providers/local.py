@@ -1,0 +1,69 @@
+"""The local knowledge base (`sleuth index PATH`) as a provider.
+
+The request is described with the `kb:` scheme; `sleuth.transport` answers it from
+the SQLite index and hands back a JSON body of this shape, which is also what a
+cassette records:
+
+    {"results": [{"url": "file:///…/guide.md", "title": "…", "snippet": "…",
+                  "published_at": "2026-11-02T10:00:00+00:00", "path": "guide.md",
+                  "score": 4.21}]}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sleuth.providers.base import (
+    HttpRequest,
+    Provider,
+    ProviderInfo,
+    ProviderQuery,
+    ProviderSettings,
+    RawHit,
+    check_status,
+    expect_object,
+    text_or_none,
+)
+
+INFO = ProviderInfo(
+    name="local",
+    docs_url="https://www.sqlite.org/fts5.html",
+    needs_key=False,
+    time_range=False,
+    domain_filter=False,
+    language=False,
+    query_style="keywords",
+    max_results=50,
+)
+
+
+def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpRequest:
+    return HttpRequest(
+        method="GET",
+        url=settings.base_url or "kb:search",
+        params={"q": query.text, "limit": str(min(query.max_results, INFO.max_results))},
+    )
+
+
+def parse_response(status: int, headers: Mapping[str, str], body: Any) -> list[RawHit]:
+    check_status(INFO.name, status, headers, body)
+    results = expect_object(INFO.name, body).get("results") or []
+    hits = []
+    for entry in results:
+        if not isinstance(entry, Mapping):
+            continue
+        extras = {key: entry[key] for key in ("path", "score") if key in entry}
+        hits.append(
+            RawHit(
+                url=text_or_none(entry.get("url")),
+                title=text_or_none(entry.get("title")),
+                snippet=text_or_none(entry.get("snippet")),
+                published_at=text_or_none(entry.get("published_at")),
+                fields=extras,
+            )
+        )
+    return hits
+
+
+PROVIDER = Provider(INFO, build_request, parse_response)

@@ -75,7 +75,9 @@ class SearchRequest(BaseModel):
         min_length=1,
         max_length=QUERY_MAX_CHARS,
     )
-    max_results: int = Field(5, ge=1, le=MAX_RESULTS_LIMIT, description="How many results to return.")
+    max_results: int = Field(
+        5, ge=1, le=MAX_RESULTS_LIMIT, description="How many results to return."
+    )
     time_range: TimeRange = Field("any", description="Only results published within this range.")
     domain_filter: list[str] = Field(
         default_factory=list,
@@ -86,7 +88,7 @@ class SearchRequest(BaseModel):
     )
     context: list[str] = Field(
         default_factory=list,
-        description="Earlier turns of the conversation, oldest first, used to complete elliptical queries.",
+        description="Earlier turns, oldest first, used to complete elliptical queries.",
     )
     include: list[IncludeField] = Field(
         default_factory=list,
@@ -108,7 +110,9 @@ class SearchRequest(BaseModel):
             domain = raw.strip().lower().removeprefix("https://").removeprefix("http://")
             domain = domain.split("/", 1)[0].removeprefix("www.").strip(".")
             if not domain or " " in domain or "." not in domain:
-                raise ValueError(f"{raw!r} is not a domain; expected a host name such as 'python.org'")
+                raise ValueError(
+                    f"{raw!r} is not a domain; expected a host name such as 'python.org'"
+                )
             domains.append(domain)
         return domains
 
@@ -125,7 +129,9 @@ class ResultItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid", title="ResultItem")
 
-    id: str = Field(description="Stable identifier: a hash of the canonical URL.")
+    id: str = Field(
+        description="Stable identifier: a hash of the URL as sent, else of title and snippet."
+    )
     url: str | None = Field(description="The link the back end gave; null if it gave none.")
     title: str = ""
     snippet: str = ""
@@ -134,11 +140,15 @@ class ResultItem(BaseModel):
     ranks: dict[str, int] = Field(
         default_factory=dict, description="Each back end's 1-based position for this result."
     )
-    published_at: datetime | None = Field(None, description="As the back end sent it; never guessed.")
+    published_at: datetime | None = Field(
+        None, description="As the back end sent it; never guessed."
+    )
     freshness: Freshness = "unknown"
     source_trust_score: float | None = Field(None, ge=0, le=1)
     relevance: float = Field(0.0, ge=0, le=1)
-    fields: dict[str, Any] = Field(default_factory=dict, description="Stable provider-specific extras.")
+    fields: dict[str, Any] = Field(
+        default_factory=dict, description="Stable provider-specific extras."
+    )
     fact_check: FactCheck | None = None
     flags: list[str] = Field(default_factory=list)
     degraded: bool = False
@@ -153,8 +163,8 @@ class ProjectedItem(BaseModel):
 
     model_config = ConfigDict(extra="forbid", title="Result")
 
-    title: str
-    snippet: str
+    title: str = ""
+    snippet: str = ""
     id: str | None = None
     url: str | None = None
     domain: str | None = None
@@ -249,7 +259,9 @@ class SearchResponse(BaseModel):
     results: list[ProjectedItem]
     summary: list[SummarySentence] = Field(default_factory=list)
     facts: list[Fact] = Field(default_factory=list)
-    confidence: float | None = Field(None, ge=0, le=1, description="Null until results are verified.")
+    confidence: float | None = Field(
+        None, ge=0, le=1, description="Null until results are verified."
+    )
     degraded: bool = False
     degradations: list[Degradation] = Field(default_factory=list)
     errors: list[ErrorInfo] = Field(default_factory=list)
@@ -326,8 +338,10 @@ def describe_validation_error(
         where = ".".join(str(part) for part in loc) or "request"
         allowed = _field_constraints(model, field)
         received = detail.get("input")
-        shown = repr(received) if not isinstance(received, str) or len(received) <= 60 else (
-            f"a {len(received)}-character string"
+        shown = (
+            repr(received)
+            if not isinstance(received, str) or len(received) <= 60
+            else (f"a {len(received)}-character string")
         )
         reason = detail["msg"].removeprefix("Value error, ")
         message = f"{where}: {reason} (got {shown})"

@@ -113,7 +113,7 @@ class ConfigError(SearchError):
 
 class ProviderError(SearchError):
     code = "provider_error"
-    category = "unexpected"
+    category: ClassVar[ErrorCategory] = "unexpected"
     status_hint = 502
 
 
@@ -177,7 +177,9 @@ class BadResponse(ProviderError):
     status_hint = 502
 
 
-def from_status(provider: str, status: int, message: str, retry_after_s: float | None = None) -> ProviderError:
+def from_status(
+    provider: str, status: int, message: str, retry_after_s: float | None = None
+) -> ProviderError:
     """The error for an HTTP status a back end answered with (not 2xx)."""
     kind: type[ProviderError]
     if status == 429:

@@ -1,0 +1,160 @@
+"""The pipeline's own overhead: one search, everything but provider I/O.
+
+Three real providers (searxng, wikipedia, local) each answer 10 results instantly
+from memory, in their documented body shapes, so what is timed is guard, rewrite,
+request building, parsing, normalize, clean, dedupe, rank and project.
+Target (issue 2): median under 5 ms on the project machine.
+
+    python bench/pipeline.py [--runs 500]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import time
+from typing import Any
+
+from sleuth.config import Settings
+from sleuth.gateway import Sleuth
+from sleuth.providers.base import HttpRequest
+from sleuth.transport import RawResponse
+
+QUERY = "please find the latest solar panel efficiency records 太阳能电池 转换效率"
+WORDS = [
+    *("solar", "panel", "efficiency", "record", "perovskite", "silicon", "tandem", "cell"),
+    *("laboratory", "module", "sunlight", "electricity", "percent", "researchers"),
+    *("announced", "太阳能", "电池", "转换", "效率", "纪录", "实验室"),
+]
+
+
+def sentence(rng: random.Random, n: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+
+
+def snippet(rng: random.Random) -> str:
+    text = " ".join(sentence(rng, rng.randint(8, 14)) for _ in range(4))
+    return text.replace("efficiency", "<em>efficiency</em>", 1)
+
+
+def bodies(seed: int = 7) -> dict[str, Any]:
+    rng = random.Random(seed)
+    shared = [f"https://news.example.com/solar/{i}" for i in range(4)]  # overlap across providers
+    searx = [
+        {
+            "url": (shared[i] + "?utm_source=feed")
+            if i < 4
+            else f"https://site{i}.example.org/a/{i}",
+            "title": f"Solar record {i}: {sentence(rng, 5)}",
+            "content": snippet(rng),
+            "engine": "brave",
+            "engines": ["brave", "duckduckgo"],
+            "positions": [i + 1],
+            "score": 1.0 / (i + 1),
+            "category": "general",
+            "publishedDate": "2026-11-20T00:00:00" if i % 2 else None,
+        }
+        for i in range(10)
+    ]
+    wiki = {
+        "batchcomplete": True,
+        "query": {
+            "search": [
+                {
+                    "ns": 0,
+                    "title": f"Solar cell efficiency {i}",
+                    "pageid": 1000 + i,
+                    "size": 5000,
+                    "wordcount": 800,
+                    "snippet": snippet(rng)
+                    .replace("<em>", '<span class="searchmatch">')
+                    .replace("</em>", "</span>"),
+                    "timestamp": "2026-10-01T12:00:00Z",
+                }
+                for i in range(10)
+            ],
+            "general": {"server": "https://en.wikipedia.org", "articlepath": "/wiki/$1"},
+        },
+    }
+    local = {
+        "results": [
+            {
+                "url": shared[i] if i < 2 else f"file:///notes/solar-{i}.md",
+                "title": f"Notes on solar {i}",
+                "snippet": snippet(rng),
+                "published_at": "2026-09-01T00:00:00+00:00",
+                "path": f"solar-{i}.md",
+                "score": 5.0 - i * 0.3,
+            }
+            for i in range(10)
+        ]
+    }
+    return {"searxng": {"results": searx, "query": QUERY}, "wikipedia": wiki, "local": local}
+
+
+class InstantTransport:
+    """Answers every call at once from memory: no sockets, no files."""
+
+    def __init__(self, answers: dict[str, Any]) -> None:
+        self.answers = answers
+
+    async def send(
+        self, provider: str, query: str, request: HttpRequest, timeout_s: float
+    ) -> RawResponse:
+        return RawResponse(200, {"content-type": "application/json"}, self.answers[provider])
+
+    async def aclose(self) -> None:
+        return None
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+async def run(runs: int) -> None:
+    settings = Settings(
+        chain=["searxng", "wikipedia", "local"],
+        providers={"searxng": {"enabled": True}, "wikipedia": {}, "local": {}},
+    )
+    sleuth = Sleuth(settings, InstantTransport(bodies()))
+    request = {"query": QUERY, "max_results": 10, "include": ["url", "published_at"]}
+    for _ in range(30):  # warm-up: jieba's dictionary, regex caches
+        response = await sleuth.search(request)
+    totals: list[float] = []
+    stages: dict[str, list[float]] = {}
+    for _ in range(runs):
+        started = time.perf_counter()
+        response = await sleuth.search(request)
+        totals.append((time.perf_counter() - started) * 1000)
+        for name, ms in response.timings.items():
+            stages.setdefault(name, []).append(ms)
+    merged = sum(r.results for r in response.providers.values())
+    print(
+        f"pipeline overhead, 3 providers x 10 results "
+        f"({merged} hits -> {len(response.results)} results), {runs} runs"
+    )
+    print(
+        f"  median {statistics.median(totals):.3f} ms   p99 {percentile(totals, 0.99):.3f} ms   "
+        f"mean {statistics.fmean(totals):.3f} ms   (target: median < 5 ms)"
+    )
+    print(
+        "  per stage, median ms: "
+        + ", ".join(
+            f"{name} {statistics.median(values):.3f}"
+            for name, values in stages.items()
+            if name != "total"
+        )
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=500)
+    asyncio.run(run(parser.parse_args().runs))
+
+
+if __name__ == "__main__":
+    main()

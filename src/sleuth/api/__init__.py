@@ -1,0 +1,1 @@
+"""Adapters over the core: the CLI now; HTTP, MCP and the dashboard later."""

@@ -1,0 +1,198 @@
+"""The `sleuth` command: a thin adapter over `Sleuth`; no pipeline logic lives here.
+
+Exit status: 0 when a search answered (even degraded), 2 for invalid input or a
+refused query, 1 for a broken configuration.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+from sleuth import kb
+from sleuth.config import load_settings
+from sleuth.contract import SCHEMAS, SearchResponse
+from sleuth.errors import ConfigError, InvalidRequest, SearchError
+from sleuth.gateway import Sleuth, parse_request
+
+app = typer.Typer(
+    name="sleuth",
+    help="Search for AI agents: many back ends, one strict contract, cited results.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def out() -> Console:
+    # Made per use, so the terminal width (COLUMNS) is read when printing, not at import.
+    return Console(soft_wrap=True)
+
+
+def err() -> Console:
+    return Console(stderr=True, soft_wrap=True)
+
+
+ConfigOption = Annotated[
+    Path | None, typer.Option("--config", help="sleuth.yaml to use (default: $SLEUTH_CONFIG).")
+]
+
+
+class SchemaName(StrEnum):
+    input = "input"
+    output = "output"
+    error = "error"
+
+
+def _fail(error: SearchError, as_json: bool) -> typer.Exit:
+    details = error.details if isinstance(error, InvalidRequest) else [error.info()]
+    if as_json:
+        payload = {"errors": [d.model_dump(mode="json", exclude_none=True) for d in details]}
+        out().print_json(json.dumps(payload, ensure_ascii=False))
+    else:
+        err().print(f"[bold red]error[/]: {escape(error.message)}", highlight=False)
+    return typer.Exit(1 if isinstance(error, ConfigError) else 2)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="The question, in its full original wording.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the SearchResponse JSON.")] = False,
+    providers: Annotated[
+        str | None,
+        typer.Option("--providers", help="Comma-separated back ends, e.g. local,wikipedia."),
+    ] = None,
+    max_results: Annotated[int, typer.Option("--max-results", help="1..20.")] = 5,
+    time_range: Annotated[
+        str, typer.Option("--time-range", help="any, past_week, past_month or past_year.")
+    ] = "any",
+    domain: Annotated[
+        list[str] | None, typer.Option("--domain", help="Only this domain (repeatable).")
+    ] = None,
+    include: Annotated[
+        list[str] | None,
+        typer.Option("--include", help="Add an optional field, e.g. url (repeatable)."),
+    ] = None,
+    context: Annotated[
+        list[str] | None,
+        typer.Option("--context", help="An earlier turn, oldest first (repeatable)."),
+    ] = None,
+    priority: Annotated[str, typer.Option("--priority", help="normal or high.")] = "normal",
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Skip the response cache.")] = False,
+    config: ConfigOption = None,
+    record: Annotated[
+        Path | None,
+        typer.Option("--record", help="Append each provider exchange to this cassette."),
+    ] = None,
+    replay: Annotated[
+        Path | None, typer.Option("--replay", help="Answer provider calls from this cassette.")
+    ] = None,
+) -> None:
+    """Search and print cited results."""
+    raw: dict[str, Any] = {
+        "query": query,
+        "max_results": max_results,
+        "time_range": time_range,
+        "domain_filter": domain or [],
+        "include": include or [],
+        "context": context or [],
+        "priority": priority,
+        "no_cache": no_cache,
+    }
+    if providers is not None:
+        raw["providers"] = [name.strip() for name in providers.split(",") if name.strip()]
+    try:
+        overrides: dict[str, Any] = {}
+        if replay is not None:
+            overrides["replay"] = replay
+        if record is not None:
+            overrides["record"] = record
+        settings = load_settings(config, **overrides)
+        request = parse_request(raw)
+        if not as_json and not request.include and "url" in settings.projection.optional:
+            # A person reading the table wants to see where each answer came from.
+            request = request.model_copy(update={"include": ["url"]})
+        response = Sleuth(settings).search_sync(request)
+    except SearchError as exc:
+        raise _fail(exc, as_json) from None
+    if as_json:
+        out().print_json(response.model_dump_json(exclude_none=False))
+    else:
+        _print_response(response)
+
+
+def _print_response(response: SearchResponse) -> None:
+    console = out()
+    console.print(
+        f"[bold]{escape(response.query)}[/]  "
+        f"[dim](searched as: {escape(response.rewritten_query)})[/]"
+    )
+    for number, item in enumerate(response.results, start=1):
+        console.print(f"\n[bold cyan]\\[{number}][/] [bold]{escape(item.title)}[/]")
+        console.print(f"    {escape(item.snippet)}")
+        if item.degraded:
+            console.print(f"    [yellow](degraded: missing {', '.join(item.missing or [])})[/]")
+        if item.url:
+            console.print(f"    [dim]source:[/] {escape(item.url)}", highlight=False)
+    stats = ", ".join(
+        f"{name} {report.status} {report.results} in {report.latency_ms:.0f} ms"
+        for name, report in response.providers.items()
+    )
+    console.print(f"\n[dim]providers: {stats}; total {response.timings.get('total', 0):.0f} ms[/]")
+    for error in response.errors:
+        where = f"{error.provider}: " if error.provider else ""
+        console.print(f"[yellow]{error.code}[/] {escape(where + error.message)}", highlight=False)
+
+
+@app.command()
+def index(
+    path: Annotated[Path, typer.Argument(help="Folder of Markdown, text and HTML files.")],
+    config: ConfigOption = None,
+) -> None:
+    """Index a folder into the local knowledge base (incremental)."""
+    if not path.is_dir():
+        err().print(f"[bold red]error[/]: path: {path} is not a folder")
+        raise typer.Exit(2)
+    try:
+        settings = load_settings(config)
+    except SearchError as exc:
+        raise _fail(exc, as_json=False) from None
+    with Progress(
+        TextColumn("indexing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        console=err(),
+        transient=True,
+    ) as progress:
+        task = progress.add_task("", total=None)
+
+        def advance(done: int, total: int, current: Path) -> None:
+            progress.update(task, completed=done, total=total, description=current.name)
+
+        report = kb.index_folder(
+            settings.kb.path, path, tokenizer=settings.kb.tokenizer, progress=advance
+        )
+    out().print(
+        f"indexed {path} into {settings.kb.path}: {report.added} added, {report.updated} updated, "
+        f"{report.unchanged} unchanged, {report.removed} removed ({report.files} files)"
+    )
+
+
+@app.command()
+def schema(
+    which: Annotated[SchemaName, typer.Argument(help="input, output or error.")] = SchemaName.input,
+) -> None:
+    """Print the JSON Schema an agent sees for the search tool."""
+    out().print_json(json.dumps(SCHEMAS[which.value].model_json_schema(), ensure_ascii=False))
+
+
+def main() -> None:
+    app()

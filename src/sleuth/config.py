@@ -1,0 +1,177 @@
+"""Settings: `sleuth.yaml`, overridden by `SLEUTH_*` environment variables.
+
+The file is found from the explicit path, else `SLEUTH_CONFIG`, else `./sleuth.yaml`
+when it exists; with none, the documented defaults apply (the embedded default:
+local knowledge base only, no keys, no server). Nested keys use `__` in the
+environment: `SLEUTH_DEADLINE_S=5`, `SLEUTH_PROVIDERS__SEARXNG__ENABLED=true`,
+`SLEUTH_KB__PATH=/data/kb.sqlite`. Every pipeline knob lives in the settings model
+of the stage that uses it; `docs/sleuth.example.yaml` lists them all.
+
+>>> Settings().chain
+['local']
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from sleuth.errors import ConfigError
+from sleuth.stages.clean import CleanSettings
+from sleuth.stages.dedupe import DedupeSettings
+from sleuth.stages.guard import GuardSettings
+from sleuth.stages.project import ProjectionSettings
+from sleuth.stages.rank import RankSettings
+from sleuth.stages.rewrite import RewriteSettings
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
+    return Path(base) / "sleuth"
+
+
+class ProviderConfig(BaseModel):
+    """One back end's settings (`providers.<name>`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    base_url: str = Field("", description="Endpoint; `{lang}` is filled with the query language.")
+    api_key_env: str | None = Field(None, description="Environment variable holding the API key.")
+    timeout_s: float = Field(3.0, gt=0, le=60)
+    options: dict[str, Any] = Field(default_factory=dict, description="Provider-specific extras.")
+
+
+def default_providers() -> dict[str, ProviderConfig]:
+    return {
+        "local": ProviderConfig(base_url="kb:search", timeout_s=2.0),
+        "searxng": ProviderConfig(enabled=False, base_url="http://localhost:8888"),
+        "wikipedia": ProviderConfig(base_url="https://{lang}.wikipedia.org/w/api.php"),
+    }
+
+
+class KnowledgeBaseConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: Path = Field(
+        default_factory=lambda: default_data_dir() / "kb.sqlite",
+        description="The SQLite file of the local knowledge base.",
+    )
+    tokenizer: Literal["jieba", "trigram"] = Field(
+        "jieba", description="How text is tokenised at index time (see docs/knowledge-base.md)."
+    )
+
+    @field_validator("path")
+    @classmethod
+    def _expand_home(cls, value: Path) -> Path:
+        return value.expanduser()
+
+
+class Settings(BaseSettings):
+    """Everything configurable, with its documented default."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="SLEUTH_", env_nested_delimiter="__", extra="forbid", frozen=True
+    )
+
+    chain: list[str] = Field(
+        default_factory=lambda: ["local"],
+        description="Providers asked when a request names none.",
+    )
+    deadline_s: float = Field(3.0, gt=0, le=120, description="Overall deadline of one search.")
+    per_provider_results: int = Field(
+        10, ge=1, le=50, description="Candidates taken from each provider before merging."
+    )
+    egress_proxy: str | None = Field(
+        None, description="When set, every provider call goes through it."
+    )
+    replay: Path | None = Field(None, description="Answer provider calls from this cassette.")
+    record: Path | None = Field(
+        None, description="Append every provider exchange to this cassette."
+    )
+    max_body_bytes: int = Field(5_000_000, gt=0, description="Larger provider bodies are rejected.")
+    providers: dict[str, ProviderConfig] = Field(default_factory=default_providers)
+    kb: KnowledgeBaseConfig = Field(default_factory=KnowledgeBaseConfig)
+    guard: GuardSettings = Field(default_factory=GuardSettings)
+    rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
+    clean: CleanSettings = Field(default_factory=CleanSettings)
+    dedupe: DedupeSettings = Field(default_factory=DedupeSettings)
+    rank: RankSettings = Field(default_factory=RankSettings)
+    projection: ProjectionSettings = Field(default_factory=ProjectionSettings)
+
+    @field_validator("providers", mode="before")
+    @classmethod
+    def _over_defaults(cls, value: Any) -> Any:
+        """A file that configures one provider keeps the defaults of the others."""
+        if not isinstance(value, dict):
+            return value
+        merged: dict[str, Any] = {
+            name: config.model_dump() for name, config in default_providers().items()
+        }
+        for name, override in value.items():
+            if isinstance(override, ProviderConfig):
+                override = override.model_dump(exclude_unset=True)
+            if isinstance(override, dict):
+                merged[name] = {**merged.get(name, {}), **override}
+            else:
+                merged[name] = override
+        return merged
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The YAML file arrives as init arguments; the environment overrides it.
+        return (env_settings, init_settings)
+
+
+def config_path(explicit: Path | None = None) -> Path | None:
+    if explicit is not None:
+        return explicit
+    if env := os.environ.get("SLEUTH_CONFIG"):
+        return Path(env)
+    local = Path("sleuth.yaml")
+    return local if local.is_file() else None
+
+
+def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
+    """Read the settings; `overrides` (e.g. replay=...) win over file and environment."""
+    source = config_path(path)
+    data: dict[str, Any] = {}
+    if source is not None:
+        try:
+            loaded = yaml.safe_load(source.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise ConfigError(f"cannot read config {source}: {exc.strerror}") from exc
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"config {source} is not valid YAML: {exc}") from exc
+        if loaded is not None and not isinstance(loaded, dict):
+            raise ConfigError(f"config {source} must be a mapping at the top level")
+        data = loaded or {}
+    try:
+        settings = Settings(**data)
+        if overrides:
+            settings = settings.model_copy(update=overrides)
+    except ValidationError as exc:
+        where = f"config {source}" if source else "settings"
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(f"{where} is invalid: {problems}") from exc
+    unknown = [name for name in settings.chain if name not in settings.providers]
+    if unknown:
+        raise ConfigError(
+            f"chain names providers with no configuration: {', '.join(unknown)}; "
+            f"configured: {', '.join(sorted(settings.providers))}"
+        )
+    return settings

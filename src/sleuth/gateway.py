@@ -1,0 +1,373 @@
+"""`Sleuth`: runs one search through the stages. The only module that knows their order.
+
+    guard → rewrite → fan-out (concurrent, one deadline) → normalize → scope
+    → clean → dedupe → rank → project
+
+Each provider failure becomes a `SearchError` in `errors` while the others still
+answer; each emulated filter and each failure is a `Degradation` with its reason.
+
+>>> from sleuth import Sleuth
+>>> sleuth = Sleuth.from_config()          # doctest: +SKIP
+>>> sleuth.search_sync("how does sleuth de-duplicate results?").results[0].title  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from pydantic import ValidationError
+
+from sleuth import providers as registry
+from sleuth.config import Settings, load_settings
+from sleuth.contract import (
+    Degradation,
+    ErrorInfo,
+    ProviderReport,
+    ProviderStatus,
+    ResultItem,
+    SearchRequest,
+    SearchResponse,
+    describe_validation_error,
+)
+from sleuth.errors import (
+    DeadlineExceeded,
+    InvalidRequest,
+    MissingApiKey,
+    NoResults,
+    ProviderError,
+    SearchError,
+)
+from sleuth.providers.base import Provider, ProviderQuery, ProviderSettings, RawHit
+from sleuth.stages.clean import clean
+from sleuth.stages.dedupe import dedupe
+from sleuth.stages.guard import guard
+from sleuth.stages.normalize import normalize
+from sleuth.stages.project import check_include, project
+from sleuth.stages.rank import rank
+from sleuth.stages.rewrite import Rewritten, rewrite
+from sleuth.stages.scope import filter_domains, filter_time_range
+from sleuth.transport import HttpTransport, RecordingTransport, ReplayTransport, Transport
+
+
+def parse_request(data: SearchRequest | Mapping[str, Any]) -> SearchRequest:
+    """A validated request, or `InvalidRequest` naming each bad field and its allowed values."""
+    if isinstance(data, SearchRequest):
+        return data
+    try:
+        return SearchRequest.model_validate(data)
+    except ValidationError as exc:
+        raise InvalidRequest.from_details(describe_validation_error(exc)) from None
+
+
+def build_transport(settings: Settings) -> Transport:
+    transport: Transport
+    if settings.replay is not None:
+        transport = ReplayTransport.from_file(settings.replay)
+    else:
+        transport = HttpTransport(
+            kb_path=settings.kb.path,
+            egress_proxy=settings.egress_proxy,
+            max_body_bytes=settings.max_body_bytes,
+        )
+    if settings.record is not None:
+        transport = RecordingTransport(transport, settings.record)
+    return transport
+
+
+@dataclass
+class _Outcome:
+    """What one provider call produced."""
+
+    provider: str
+    hits: list[RawHit] = field(default_factory=list)
+    error: SearchError | None = None
+    latency_ms: float = 0.0
+    status: ProviderStatus = "ok"
+
+
+class _Timer:
+    def __init__(self) -> None:
+        self.timings: dict[str, float] = {}
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timings[name] = round((time.perf_counter() - started) * 1000, 3)
+
+
+class Sleuth:
+    """The search service's core; the CLI, HTTP and MCP adapters are thin layers over it."""
+
+    def __init__(
+        self, settings: Settings | None = None, transport: Transport | None = None
+    ) -> None:
+        self.settings = settings or load_settings()
+        self._transport = transport
+        self._transport_given = transport is not None
+
+    @property
+    def transport(self) -> Transport:
+        """Built on first use, so that it belongs to the event loop that uses it."""
+        if self._transport is None:
+            self._transport = build_transport(self.settings)
+        return self._transport
+
+    @classmethod
+    def from_config(cls, path: Path | str | None = None, **overrides: Any) -> Sleuth:
+        return cls(load_settings(Path(path) if path else None, **overrides))
+
+    async def __aenter__(self) -> Sleuth:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the transport's connections; a transport handed in is closed by its owner."""
+        if self._transport is not None and not self._transport_given:
+            await self._transport.aclose()
+            self._transport = None
+
+    def search_sync(self, request: SearchRequest | Mapping[str, Any] | str) -> SearchResponse:
+        """`search` for callers without an event loop; closes the transport's connections."""
+
+        async def run() -> SearchResponse:
+            try:
+                return await self.search(request)
+            finally:
+                # An httpx client belongs to the loop it first ran on; the next call gets its own.
+                await self.aclose()
+
+        return asyncio.run(run())
+
+    async def search(self, request: SearchRequest | Mapping[str, Any] | str) -> SearchResponse:
+        """Run one search. Raises only for the caller's own mistakes (`InvalidRequest`,
+        `PolicyViolation`); back-end failures are reported inside the response."""
+        req = parse_request({"query": request} if isinstance(request, str) else request)
+        now = datetime.now(UTC)
+        started = time.perf_counter()
+        deadline = started + self.settings.deadline_s
+        timer = _Timer()
+        settings = self.settings
+
+        with timer.stage("guard"):
+            guarded = guard(req.query, settings.guard)
+        with timer.stage("rewrite"):
+            rewritten = rewrite(guarded.text, req.context, settings.rewrite)
+        check_include(req.include, settings.projection)
+        chosen = self._choose_providers(req)
+
+        with timer.stage("fan_out"):
+            outcomes = await self._fan_out(chosen, req, guarded.text, rewritten, deadline)
+
+        errors: list[ErrorInfo] = []
+        degradations: list[Degradation] = []
+        reports: dict[str, ProviderReport] = {}
+        candidates: list[ResultItem] = []
+        with timer.stage("normalize"):
+            for outcome in outcomes:
+                items = normalize(
+                    outcome.provider, outcome.hits[: settings.per_provider_results], now
+                )
+                items = self._emulate_filters(
+                    registry.get(outcome.provider), req, items, now, degradations
+                )
+                candidates.extend(items)
+                reports[outcome.provider] = ProviderReport(
+                    status=outcome.status,
+                    latency_ms=round(outcome.latency_ms, 1),
+                    results=len(outcome.hits),
+                )
+                if outcome.error is not None:
+                    errors.append(outcome.error.info())
+                    degradations.append(
+                        Degradation(
+                            kind="provider_failed",
+                            provider=outcome.provider,
+                            reason=f"{outcome.error.code}: {outcome.error.message}",
+                        )
+                    )
+        with timer.stage("clean"):
+            candidates = clean(candidates, settings.clean)
+        with timer.stage("dedupe"):
+            candidates = dedupe(candidates, settings.dedupe)
+        with timer.stage("rank"):
+            candidates = rank(candidates, rewritten.terms, settings.rank)
+        with timer.stage("project"):
+            results = project(candidates, req.include, req.max_results, settings.projection)
+
+        if not results:
+            errors.append(
+                NoResults(
+                    "no results; try broader keywords, or drop time_range or domain_filter",
+                    action="report",
+                ).info()
+            )
+        timer.timings["total"] = round((time.perf_counter() - started) * 1000, 3)
+        return SearchResponse(
+            task_id=f"srch_{uuid.uuid4().hex}",
+            query=req.query,
+            rewritten_query=rewritten.keywords,
+            results=results,
+            degraded=bool(degradations) or any(r.degraded for r in results),
+            degradations=degradations,
+            errors=errors,
+            providers=reports,
+            cache="miss",
+            timings=timer.timings,
+        )
+
+    def _choose_providers(self, req: SearchRequest) -> list[Provider]:
+        enabled = [name for name, conf in self.settings.providers.items() if conf.enabled]
+        names = req.providers if req.providers is not None else self.settings.chain
+        chosen = []
+        for name in dict.fromkeys(names):
+            provider = registry.get(name)  # unknown names raise InvalidRequest
+            if name not in enabled:
+                raise InvalidRequest(
+                    f"providers: {name!r} is not enabled here; allowed: {', '.join(enabled)}",
+                    field="providers",
+                    allowed=enabled,
+                )
+            chosen.append(provider)
+        if not chosen:
+            raise InvalidRequest(
+                f"providers: name at least one; allowed: {', '.join(enabled)}",
+                field="providers",
+                allowed=enabled,
+            )
+        return chosen
+
+    async def _fan_out(
+        self,
+        chosen: list[Provider],
+        req: SearchRequest,
+        guarded_text: str,
+        rewritten: Rewritten,
+        deadline: float,
+    ) -> list[_Outcome]:
+        tasks = {
+            provider.name: asyncio.create_task(
+                self._call(provider, req, guarded_text, rewritten, deadline)
+            )
+            for provider in chosen
+        }
+        remaining = max(0.0, deadline - time.perf_counter())
+        await asyncio.wait(tasks.values(), timeout=remaining)
+        outcomes = []
+        for name, task in tasks.items():
+            if task.done():
+                outcomes.append(task.result())
+                continue
+            task.cancel()
+            error = DeadlineExceeded(
+                f"{name} had not answered when the {self.settings.deadline_s:.1f}s deadline passed",
+                provider=name,
+            )
+            outcomes.append(
+                _Outcome(
+                    name, error=error, latency_ms=self.settings.deadline_s * 1000, status="timeout"
+                )
+            )
+        await asyncio.gather(*tasks.values(), return_exceptions=True)
+        return outcomes
+
+    async def _call(
+        self,
+        provider: Provider,
+        req: SearchRequest,
+        guarded_text: str,
+        rewritten: Rewritten,
+        deadline: float,
+    ) -> _Outcome:
+        conf = self.settings.providers[provider.name]
+        started = time.perf_counter()
+        try:
+            api_key = None
+            if conf.api_key_env:
+                api_key = os.environ.get(conf.api_key_env) or None
+                if api_key is None:
+                    raise MissingApiKey(
+                        f"{provider.name} needs an API key in ${conf.api_key_env}; skipped",
+                        provider=provider.name,
+                        action="fallback",
+                    )
+            query = ProviderQuery(
+                text=rewritten.keywords
+                if provider.info.query_style == "keywords"
+                else guarded_text,
+                original=req.query,
+                max_results=max(req.max_results, self.settings.per_provider_results),
+                language=rewritten.language,
+                time_range=req.time_range if provider.info.time_range else "any",
+                domain_filter=tuple(req.domain_filter) if provider.info.domain_filter else (),
+            )
+            provider_settings = ProviderSettings(
+                base_url=conf.base_url,
+                timeout_s=conf.timeout_s,
+                api_key=api_key,
+                options=conf.options,
+            )
+            http_request = provider.build_request(query, provider_settings)
+            timeout = max(0.05, min(conf.timeout_s, deadline - time.perf_counter()))
+            response = await self.transport.send(provider.name, req.query, http_request, timeout)
+            hits = provider.parse_response(response.status, response.headers, response.body)
+        except ProviderError as exc:
+            exc.provider = exc.provider or provider.name
+            status: ProviderStatus = "skipped" if isinstance(exc, MissingApiKey) else "error"
+            latency = (time.perf_counter() - started) * 1000
+            return _Outcome(provider.name, error=exc, latency_ms=latency, status=status)
+        latency = (time.perf_counter() - started) * 1000
+        return _Outcome(
+            provider.name, hits=hits, latency_ms=latency, status="ok" if hits else "empty"
+        )
+
+    def _emulate_filters(
+        self,
+        provider: Provider,
+        req: SearchRequest,
+        items: list[ResultItem],
+        now: datetime,
+        degradations: list[Degradation],
+    ) -> list[ResultItem]:
+        if req.domain_filter and not provider.info.domain_filter:
+            kept = filter_domains(items, req.domain_filter)
+            degradations.append(
+                Degradation(
+                    kind="emulated_domain_filter",
+                    provider=provider.name,
+                    reason=f"{provider.name} cannot filter by domain; sleuth kept "
+                    f"{len(kept)} of {len(items)} results from {', '.join(req.domain_filter)}",
+                )
+            )
+            items = kept
+        if req.time_range != "any" and not provider.info.time_range:
+            kept = filter_time_range(items, req.time_range, now)
+            degradations.append(
+                Degradation(
+                    kind="emulated_time_range",
+                    provider=provider.name,
+                    reason=f"{provider.name} cannot filter by date; sleuth kept {len(kept)} of "
+                    f"{len(items)} results dated within {req.time_range} (undated ones dropped)",
+                )
+            )
+            items = kept
+        return items

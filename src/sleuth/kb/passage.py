@@ -1,0 +1,75 @@
+"""Choosing the snippet: the passage of a document that best answers the query.
+
+A passage is one to three consecutive whole sentences of one block (paragraph,
+heading, list item) of the stored plain text, at most `MAX_CHARS` long; a single
+sentence longer than that is a passage on its own, never cut. The best passage
+covers the most of the query (each distinct term found counts its length, so
+particles and overlapping short words weigh little), then starts with a matching
+sentence, then fits the limit, then has the most term occurrences, then is the
+longest (more context), then comes first. With no term found, the document's
+opening passage is used.
+
+>>> best_passage("Intro here. Caches keep hot data. They expire.\\n\\nOther.", ("cache",))
+'Caches keep hot data. They expire.'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sleuth.text import split_sentences
+
+MAX_CHARS = 300
+MAX_SENTENCES = 3
+
+_BLANK_LINES = re.compile(r"\n\s*\n")
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    start: int
+    end: int
+    found: frozenset[str]
+    hits: int
+
+
+def best_passage(body: str, terms: Sequence[str]) -> str:
+    best_key: tuple[int, ...] | None = None
+    best = ""
+    order = 0
+    for block in _BLANK_LINES.split(body):
+        text = " ".join(block.split())
+        sentences = _sentences(text, terms)
+        for i, first in enumerate(sentences):
+            for j in range(i, min(i + MAX_SENTENCES, len(sentences))):
+                passage = text[first.start : sentences[j].end]
+                fits = len(passage) <= MAX_CHARS
+                if j > i and not fits:
+                    break
+                window = sentences[i : j + 1]
+                found = frozenset().union(*(sentence.found for sentence in window))
+                weight = sum(len(term) for term in found)
+                hits = sum(sentence.hits for sentence in window)
+                key = (
+                    (weight, bool(first.found), fits, hits, len(passage), -order)
+                    if found
+                    else (0, False, -order, fits, len(passage))  # no match: the opening
+                )
+                if best_key is None or key > best_key:
+                    best_key, best = key, passage
+            order += 1
+    return best
+
+
+def _sentences(text: str, terms: Sequence[str]) -> list[_Sentence]:
+    out: list[_Sentence] = []
+    position = 0
+    for sentence in split_sentences(text):
+        start = text.find(sentence, position)
+        position = start + len(sentence)
+        lowered = sentence.lower()
+        found = frozenset(term for term in terms if term in lowered)
+        out.append(_Sentence(start, position, found, sum(lowered.count(t) for t in found)))
+    return out

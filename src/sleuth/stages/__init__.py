@@ -1,0 +1,1 @@
+"""Pipeline stages: pure functions over contract types; only sleuth.gateway sequences them."""

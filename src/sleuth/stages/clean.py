@@ -1,0 +1,162 @@
+"""Clean stage: turn what back ends send into plain, short, ad-free text.
+
+Owns three rules and nothing else: HTML out of titles and snippets (`strip_html`,
+reused by other stages), advertisements out of the result list, and snippets cut
+to a length budget at a sentence end, never mid-sentence. It does not touch URLs,
+dates or scores, and it does no I/O; settings come from `clean:` in sleuth.yaml.
+
+>>> item = ResultItem(id="1", url=None, providers=["p"], title="<em>Python</em> &amp; you")
+>>> clean([item], CleanSettings())[0].title
+'Python & you'
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+from functools import lru_cache
+
+import nh3
+from pydantic import BaseModel, ConfigDict, Field
+
+from sleuth.contract import ResultItem
+from sleuth.text import split_sentences
+
+__all__ = ["AD_FLAG", "CleanSettings", "clean", "cut_snippet", "strip_html"]
+
+#: Flag set on an advertisement that is kept because `drop_ads` is off.
+AD_FLAG = "ad"
+
+# Tags that separate words on a rendered page; nh3 removes them without leaving a
+# space, which would glue "para</p><p>two" into "paratwo".
+_WORD_BREAK_TAG = re.compile(
+    r"<\s*/?\s*(?:br|p|div|li|tr|td|th|h[1-6]|ul|ol|table|blockquote|section|article)\b[^>]*>",
+    re.IGNORECASE,
+)
+# Abbreviations after which text.split_sentences wrongly ends a sentence ("e.g. a
+# tuple"). Kept deliberately short: words like "etc." or "Inc." often do end one.
+_ABBREVIATIONS = frozenset(
+    {"e.g.", "i.e.", "vs.", "cf.", "mr.", "mrs.", "ms.", "dr.", "prof.", "fig.", "approx."}
+)
+_OPENING_PUNCTUATION = "([{\"'“‘（【"
+# After a Latin marker, a dash separates only with a space before it: "Ad - shop" is
+# an ad, "Ad-free browsing" is not.
+_AD_SEPARATOR = r"\s*[·•|｜:：»]|\s+[-–—]|\s*$"
+_AD_OPEN = r"\[【(（「〔<《"
+_AD_CLOSE = r"\]】)）」〕>》"
+_HAS_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+class CleanSettings(BaseModel):
+    """The `clean:` section of sleuth.yaml."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_snippet_chars: int = Field(
+        default=300,
+        ge=1,
+        description=(
+            "Snippets longer than this are cut after the last whole sentence that fits; "
+            "a first sentence longer than this is kept whole, never cut mid-sentence."
+        ),
+    )
+    ad_markers: list[str] = Field(
+        default_factory=lambda: ["广告", "推广", "赞助", "Ad", "Ads", "Sponsored", "Promoted"],
+        description=(
+            "Labels that mark a result as an advertisement when a title or snippet starts "
+            "with one as a standalone marker ('Ad · ...', '[Sponsored] ...', '推广：...'); "
+            "matched case-insensitively, so 'Adobe' or 'Ad hoc networks' are not ads."
+        ),
+    )
+    drop_ads: bool = Field(
+        default=True,
+        description=f"Drop advertisements; when false they are kept with the flag {AD_FLAG!r}.",
+    )
+
+
+def strip_html(text: str) -> str:
+    """Plain text from an HTML fragment: tags out, entities decoded, whitespace collapsed.
+
+    Tags such as <em> or <span class="searchmatch"> go and their text stays; script
+    and style go with their content. The result is text, not HTML: escape it again
+    before putting it into a page.
+
+    >>> strip_html('<b>Tom</b> &amp; <span class="searchmatch">Jerry</span><script>x()</script>')
+    'Tom & Jerry'
+    """
+    if "<" in text or "&" in text:
+        text = html.unescape(nh3.clean(_WORD_BREAK_TAG.sub(" ", text), tags=set()))
+    return " ".join(text.split())
+
+
+def cut_snippet(text: str, max_chars: int) -> str:
+    """Keep as many whole leading sentences as fit in `max_chars` (at least the first).
+
+    Sentence ends are 。！？ and . ! ? followed by space; "3.5" and "e.g." are not ends.
+
+    >>> cut_snippet("第一句话。第二句话很长很长。", 6)
+    '第一句话。'
+    >>> cut_snippet("Version 3.5 is out. It is faster.", 25)
+    'Version 3.5 is out.'
+    """
+    if len(text) <= max_chars:
+        return text
+    ends = _sentence_ends(text)
+    fitting = [end for end in ends if end <= max_chars]
+    return text[: fitting[-1] if fitting else ends[0]]
+
+
+def clean(items: Sequence[ResultItem], settings: CleanSettings) -> list[ResultItem]:
+    """Cleaned copies of `items` in the same order, advertisements dropped (or flagged)."""
+    ad_marker = _ad_pattern(tuple(settings.ad_markers)) if settings.ad_markers else None
+    cleaned: list[ResultItem] = []
+    for item in items:
+        title = strip_html(item.title)
+        snippet = strip_html(item.snippet)
+        update: dict[str, object] = {
+            "title": title,
+            "snippet": cut_snippet(snippet, settings.max_snippet_chars),
+        }
+        if ad_marker is not None and (ad_marker.match(title) or ad_marker.match(snippet)):
+            if settings.drop_ads:
+                continue
+            if AD_FLAG not in item.flags:
+                update["flags"] = [*item.flags, AD_FLAG]
+        cleaned.append(item.model_copy(update=update))
+    return cleaned
+
+
+def _sentence_ends(text: str) -> list[int]:
+    """Offsets just past each sentence of `text`; an abbreviation does not end one."""
+    pieces = split_sentences(text)
+    ends: list[int] = []
+    position = 0
+    for index, piece in enumerate(pieces):
+        position = text.find(piece, position) + len(piece)
+        last_word = piece.rsplit(None, 1)[-1].lstrip(_OPENING_PUNCTUATION).lower()
+        if last_word in _ABBREVIATIONS and index < len(pieces) - 1:
+            continue
+        ends.append(position)
+    return ends or [len(text)]
+
+
+@lru_cache(maxsize=16)
+def _ad_pattern(markers: tuple[str, ...]) -> re.Pattern[str]:
+    """A matcher for an ad marker at the start of a text, compiled once per marker list.
+
+    A marker counts when it stands alone: in brackets ("[Sponsored]"), or followed by
+    a separator ("Ad · ", "推广：") or by the end. A Chinese marker may also be
+    followed by a space ("广告 百度"); a Latin one may not ("Ad hoc networks").
+    "广告法修订" is not an ad either: a Chinese word simply starts with those letters.
+    """
+    ordered = sorted(markers, key=len, reverse=True)
+    any_marker = "|".join(re.escape(marker) for marker in ordered)
+    chinese = "|".join(re.escape(marker) for marker in ordered if _HAS_CJK.search(marker))
+    alternatives = [
+        rf"[{_AD_OPEN}]\s*(?:{any_marker})\s*[{_AD_CLOSE}]",
+        rf"(?:{any_marker})(?={_AD_SEPARATOR})",
+    ]
+    if chinese:
+        alternatives.append(rf"(?:{chinese})(?=\s)")
+    return re.compile(rf"\s*(?:{'|'.join(alternatives)})", re.IGNORECASE)

@@ -1,0 +1,86 @@
+"""Provider hits to `ResultItem`s: one shape, whatever the back end called its fields.
+
+Dates are parsed as sent (ISO 8601 / RFC 3339, RFC 2822) and never guessed; a date
+that does not parse is dropped, not repaired. The freshness label here comes from
+the provider's own date only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
+from urllib.parse import urlsplit
+
+from sleuth.contract import Freshness, ResultItem
+from sleuth.providers.base import RawHit
+
+
+def parse_date(value: str | None) -> datetime | None:
+    """A timezone-aware datetime from an ISO 8601 or RFC 2822 string; naive means UTC."""
+    if not value:
+        return None
+    text = value.strip()
+    parsed: datetime | None
+    try:
+        parsed = datetime.fromisoformat(text.replace(" ", "T", 1) if " " in text[:11] else text)
+    except ValueError:
+        try:
+            parsed = parsedate_to_datetime(text)
+        except (TypeError, ValueError):
+            return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def freshness_of(published_at: datetime | None, now: datetime) -> Freshness:
+    """realtime (<24 h), past_week, past_month (31 days), archive; unknown if undated or future."""
+    if published_at is None:
+        return "unknown"
+    age = now - published_at
+    if age < timedelta(0):
+        return "unknown"
+    if age < timedelta(hours=24):
+        return "realtime"
+    if age < timedelta(days=7):
+        return "past_week"
+    if age < timedelta(days=31):
+        return "past_month"
+    return "archive"
+
+
+def domain_of(url: str | None) -> str | None:
+    if not url:
+        return None
+    host = urlsplit(url).hostname
+    return host.removeprefix("www.") if host else None
+
+
+def item_id(url: str | None, title: str, snippet: str) -> str:
+    key = url or f"{title}\n{snippet}"
+    return hashlib.blake2b(key.encode("utf-8"), digest_size=8).hexdigest()
+
+
+def normalize(provider: str, hits: Sequence[RawHit], now: datetime) -> list[ResultItem]:
+    items = []
+    for position, hit in enumerate(hits, start=1):
+        title = (hit.title or "").strip()
+        snippet = (hit.snippet or "").strip()
+        published = parse_date(hit.published_at)
+        if published is not None and published > now:
+            published = None  # a date in the future is a back-end error, not a fact
+        items.append(
+            ResultItem(
+                id=item_id(hit.url, title, snippet),
+                url=hit.url,
+                title=title,
+                snippet=snippet,
+                domain=domain_of(hit.url),
+                providers=[provider],
+                ranks={provider: position},
+                published_at=published,
+                freshness=freshness_of(published, now),
+                fields=dict(hit.fields),
+            )
+        )
+    return items

@@ -1,0 +1,138 @@
+"""Helpers for testing agents (and sleuth itself) against sleuth, with no network.
+
+- `fake_provider(name, ...)`: a provider whose body is `{"results": [{url, title,
+  snippet, published_at, ...}]}`, with the capabilities you declare.
+- `registered(provider)`: register a provider for the duration of a `with` block.
+- `Cassette`: build recorded exchanges in code, write them as a JSON Lines cassette
+  or replay them directly.
+
+>>> body = {"results": [{"url": "https://a.example/", "title": "A"}]}
+>>> cassette = Cassette().add("fake", "q", body=body)
+>>> with registered(fake_provider("fake")):
+...     sleuth = Sleuth(Settings(chain=["fake"], providers={"fake": {}}), cassette.transport())
+...     sleuth.search_sync("q").results[0].title
+'A'
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sleuth import providers
+from sleuth.config import Settings
+from sleuth.gateway import Sleuth
+from sleuth.providers.base import (
+    HttpRequest,
+    Provider,
+    ProviderInfo,
+    ProviderQuery,
+    ProviderSettings,
+    QueryStyle,
+    RawHit,
+    check_status,
+    expect_object,
+    text_or_none,
+)
+from sleuth.transport import ReplayTransport
+
+__all__ = ["Cassette", "Settings", "Sleuth", "fake_provider", "registered"]
+
+
+def _parse_results(name: str) -> Any:
+    def parse_response(status: int, headers: Mapping[str, str], body: Any) -> list[RawHit]:
+        check_status(name, status, headers, body)
+        hits = []
+        for entry in expect_object(name, body).get("results") or []:
+            extras = {
+                k: v
+                for k, v in entry.items()
+                if k not in {"url", "title", "snippet", "published_at"}
+            }
+            hits.append(
+                RawHit(
+                    url=text_or_none(entry.get("url")),
+                    title=text_or_none(entry.get("title")),
+                    snippet=text_or_none(entry.get("snippet")),
+                    published_at=text_or_none(entry.get("published_at")),
+                    fields=extras,
+                )
+            )
+        return hits
+
+    return parse_response
+
+
+def fake_provider(
+    name: str,
+    *,
+    time_range: bool = False,
+    domain_filter: bool = False,
+    query_style: QueryStyle = "keywords",
+) -> Provider:
+    """A provider for tests: body `{"results": [...]}`, capabilities as declared."""
+    info = ProviderInfo(
+        name=name,
+        docs_url="https://example.invalid/fake",
+        time_range=time_range,
+        domain_filter=domain_filter,
+        query_style=query_style,
+    )
+
+    def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpRequest:
+        return HttpRequest(
+            "GET", settings.base_url or f"https://{name}.invalid/search", {"q": query.text}
+        )
+
+    return Provider(info, build_request, _parse_results(name))
+
+
+@contextmanager
+def registered(*added: Provider) -> Iterator[None]:
+    """Register providers for the duration of the block, then remove them."""
+    for provider in added:
+        providers.register(provider)
+    try:
+        yield
+    finally:
+        for provider in added:
+            providers.unregister(provider.name)
+
+
+@dataclass
+class Cassette:
+    """Recorded exchanges built in code, in the cassette format `--replay` reads."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(
+        self,
+        provider: str,
+        query: str,
+        *,
+        status: int = 200,
+        body: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Cassette:
+        self.entries.append(
+            {
+                "provider": provider,
+                "query": query,
+                "status": status,
+                "headers": dict(headers or {"content-type": "application/json"}),
+                "body": body,
+            }
+        )
+        return self
+
+    def write(self, path: Path) -> Path:
+        lines = (json.dumps(entry, ensure_ascii=False) for entry in self.entries)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        return path
+
+    def transport(self) -> ReplayTransport:
+        return ReplayTransport(self.entries, source="Cassette")

@@ -1,0 +1,177 @@
+"""The sleuth command as a person and an agent use it."""
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sleuth.api.cli import app
+
+
+@pytest.fixture
+def runner(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> CliRunner:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SLEUTH_CONFIG", raising=False)
+    monkeypatch.setenv("SLEUTH_KB__PATH", str(tmp_path / "kb.sqlite"))
+    monkeypatch.setenv("COLUMNS", "200")
+    return CliRunner()
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "caching.md").write_text(
+        "# Caching strategy\n\nThe response cache keeps answers for ten minutes. "
+        "Stale answers are served when every back end fails.\n",
+        encoding="utf-8",
+    )
+    (folder / "缓存.md").write_text(
+        "# 缓存策略\n\n响应缓存保存十分钟。所有后端都失败时，返回过期的缓存结果。\n",
+        encoding="utf-8",
+    )
+    return folder
+
+
+def test_index_then_search_prints_cited_results(runner: CliRunner, docs: Path) -> None:
+    indexed = runner.invoke(app, ["index", str(docs)])
+    assert indexed.exit_code == 0, indexed.output
+    assert "2 added" in indexed.stdout
+    found = runner.invoke(app, ["search", "how long does the response cache keep answers?"])
+    assert found.exit_code == 0, found.output
+    assert "Caching strategy" in found.stdout
+    assert (docs / "caching.md").resolve().as_uri() in found.stdout
+    again = runner.invoke(app, ["index", str(docs)])
+    assert "2 unchanged" in again.stdout
+
+
+def test_chinese_search_as_json(runner: CliRunner, docs: Path) -> None:
+    runner.invoke(app, ["index", str(docs)])
+    result = runner.invoke(app, ["search", "帮我找一下缓存保存多久", "--json", "--include", "url"])
+    assert result.exit_code == 0, result.output
+    response = json.loads(result.stdout)
+    assert response["results"][0]["title"] == "缓存策略"
+    assert response["results"][0]["url"].startswith("file://")
+    assert "帮我" not in response["rewritten_query"]
+    assert response["providers"]["local"]["status"] == "ok"
+
+
+@pytest.mark.parametrize(
+    ("args", "field", "words"),
+    [
+        (["--max-results", "0"], "max_results", "1..20"),
+        (["--time-range", "before_2020"], "time_range", "any, past_week, past_month, past_year"),
+        (["--priority", "urgent"], "priority", "normal, high"),
+        (["--include", "raw_html"], "include", "url"),
+    ],
+)
+def test_bad_input_is_one_clear_line_and_exit_2(
+    runner: CliRunner, args: list[str], field: str, words: str
+) -> None:
+    result = runner.invoke(app, ["search", "q", *args])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    line = result.stderr.strip()
+    assert "\n" not in line
+    assert field in line and words in line
+
+
+def test_bad_input_with_json_prints_the_error_contract(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["search", "x" * 5000, "--json"])
+    assert result.exit_code == 2
+    (error,) = json.loads(result.stdout)["errors"]
+    assert error["code"] == "invalid_request"
+    assert error["field"] == "query"
+    assert error["allowed"] == ["1..400 characters"]
+
+
+def test_control_characters_only_is_refused(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["search", "\x01\x02\u200b", "--json"])
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["errors"][0]["field"] == "query"
+
+
+def test_replay_runs_offline_and_record_writes_a_cassette(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    cassette = tmp_path / "wiki.jsonl"
+    body = {
+        "batchcomplete": True,
+        "query": {
+            "search": [
+                {
+                    "ns": 0,
+                    "title": "Solar panel",
+                    "pageid": 1,
+                    "snippet": 'A <span class="searchmatch">solar</span> panel converts light.',
+                    "timestamp": "2026-01-01T00:00:00Z",
+                }
+            ],
+            "general": {"server": "https://en.wikipedia.org", "articlepath": "/wiki/$1"},
+        },
+    }
+    cassette.write_text(
+        json.dumps(
+            {
+                "provider": "wikipedia",
+                "query": "solar panel",
+                "status": 200,
+                "headers": {"content-type": "application/json"},
+                "body": body,
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    recorded = tmp_path / "again.jsonl"
+    result = runner.invoke(
+        app,
+        [
+            "search",
+            "solar panel",
+            "--providers",
+            "wikipedia",
+            "--replay",
+            str(cassette),
+            "--record",
+            str(recorded),
+            "--json",
+            "--include",
+            "url",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    item = json.loads(result.stdout)["results"][0]
+    assert item == {
+        "title": "Solar panel",
+        "snippet": "A solar panel converts light.",
+        "url": "https://en.wikipedia.org/wiki/Solar_panel",
+    }
+    assert json.loads(recorded.read_text(encoding="utf-8"))["body"] == body
+
+
+def test_a_failed_back_end_still_exits_0_and_says_why(runner: CliRunner, tmp_path: Path) -> None:
+    cassette = tmp_path / "down.jsonl"
+    cassette.write_text(
+        json.dumps(
+            {"provider": "wikipedia", "query": "q", "status": 503, "headers": {}, "body": "down"}
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    result = runner.invoke(
+        app, ["search", "q", "--providers", "wikipedia", "--replay", str(cassette)]
+    )
+    assert result.exit_code == 0
+    assert "provider_unavailable" in result.stdout
+
+
+@pytest.mark.parametrize("which", ["input", "output", "error"])
+def test_schema_prints_json_schema(runner: CliRunner, which: str) -> None:
+    result = runner.invoke(app, ["schema", which])
+    assert result.exit_code == 0
+    schema = json.loads(result.stdout)
+    assert schema["type"] == "object"
+    expected = {"input": "query", "output": "results", "error": "code"}[which]
+    assert expected in schema["properties"]

@@ -1,0 +1,120 @@
+"""Indexing folders: what is stored, incremental re-indexing, several roots, progress."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+
+from sleuth.kb import IndexReport, index_folder, search
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def titles(db: Path, query: str) -> list[str]:
+    return [hit["title"] for hit in search(db, query, 10)]
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    root = tmp_path / "notes"
+    write(root / "cache.md", "# Cache strategy\n\nWrite-through caching keeps data safe.")
+    write(root / "deep/raft.txt", "Raft consensus elects a leader.")
+    write(root / "deep/page.html", "<title>Retrieval</title><p>BM25 ranks documents.</p>")
+    write(root / "script.py", "print('not a note')")
+    write(root / ".git/HEAD.md", "# hidden\n\nnot indexed")
+    return root
+
+
+def test_first_run_adds_every_supported_file(tmp_path: Path, notes: Path) -> None:
+    db = tmp_path / "db" / "kb.db"
+    report = index_folder(db, notes)
+    assert report == IndexReport(added=3, updated=0, unchanged=0, removed=0, files=3)
+    assert titles(db, "raft") == ["raft"]
+    assert titles(db, "retrieval") == ["Retrieval"]
+    assert titles(db, "hidden") == []
+    assert titles(db, "print") == []
+
+
+def test_progress_is_called_once_per_file_in_order(tmp_path: Path, notes: Path) -> None:
+    calls: list[tuple[int, int, Path]] = []
+    index_folder(tmp_path / "kb.db", notes, progress=lambda *call: calls.append(call))
+    assert [(done, total) for done, total, _ in calls] == [(1, 3), (2, 3), (3, 3)]
+    assert sorted(path.name for _, _, path in calls) == ["cache.md", "page.html", "raft.txt"]
+
+
+def test_reindex_skips_unchanged_updates_changed_and_removes_deleted(
+    tmp_path: Path, notes: Path
+) -> None:
+    db = tmp_path / "kb.db"
+    index_folder(db, notes)
+    write(notes / "cache.md", "# Cache eviction\n\nLRU eviction drops the oldest entry.")
+    (notes / "deep/raft.txt").unlink()
+    write(notes / "new.txt", "Paxos is another consensus protocol.")
+    os.utime(notes / "deep/page.html")  # touched, same bytes: still unchanged
+
+    report = index_folder(db, notes)
+
+    assert report == IndexReport(added=1, updated=1, unchanged=1, removed=1, files=3)
+    assert titles(db, "eviction") == ["Cache eviction"]
+    assert titles(db, "write-through") == []
+    assert titles(db, "raft") == []
+    assert titles(db, "consensus") == ["new"]
+    assert index_folder(db, notes) == IndexReport(unchanged=3, files=3)
+
+
+def test_roots_share_a_database_without_touching_each_other(tmp_path: Path) -> None:
+    db = tmp_path / "kb.db"
+    work = tmp_path / "work"
+    home = tmp_path / "work-home"  # shares a name prefix with `work`
+    write(work / "a.md", "# Alpha\n\nShared term kumquat.")
+    write(home / "sub/b.md", "# Beta\n\nShared term kumquat.")
+    index_folder(db, work)
+    index_folder(db, home)
+
+    (work / "a.md").unlink()
+    assert index_folder(db, work) == IndexReport(removed=1)
+
+    hits = search(db, "kumquat", 10)
+    assert [(hit["title"], hit["path"]) for hit in hits] == [("Beta", "sub/b.md")]
+
+
+def test_a_parent_root_takes_over_paths_of_a_child_root(tmp_path: Path) -> None:
+    db = tmp_path / "kb.db"
+    write(tmp_path / "all/child/c.md", "# Child\n\nQuince jam.")
+    index_folder(db, tmp_path / "all/child")
+    assert index_folder(db, tmp_path / "all") == IndexReport(unchanged=1, files=1)
+    assert [hit["path"] for hit in search(db, "quince", 5)] == ["child/c.md"]
+
+
+def test_switching_tokenizer_rebuilds_the_index(tmp_path: Path) -> None:
+    db = tmp_path / "kb.db"
+    write(tmp_path / "n/cache.md", "# 笔记\n\n缓存策略决定淘汰顺序。")
+    index_folder(db, tmp_path / "n", tokenizer="jieba")
+    assert titles(db, "存策") == []  # not a word: jieba never indexes it
+    assert index_folder(db, tmp_path / "n", tokenizer="trigram") == IndexReport(
+        unchanged=1, files=1
+    )
+    assert titles(db, "存策") == ["笔记"]  # substrings match with trigram
+    assert titles(db, "缓存策略") == ["笔记"]
+
+
+def test_database_is_in_wal_mode(tmp_path: Path, notes: Path) -> None:
+    db = tmp_path / "kb.db"
+    index_folder(db, notes)
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_bad_arguments_are_refused(tmp_path: Path, notes: Path) -> None:
+    with pytest.raises(NotADirectoryError):
+        index_folder(tmp_path / "kb.db", tmp_path / "missing")
+    with pytest.raises(ValueError, match="jieba, trigram"):
+        index_folder(tmp_path / "kb.db", notes, tokenizer="bigram")  # type: ignore[arg-type]

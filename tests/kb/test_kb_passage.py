@@ -1,0 +1,42 @@
+"""The snippet: one to three whole sentences with the most query-term overlap."""
+
+from __future__ import annotations
+
+from sleuth.kb.passage import MAX_CHARS, best_passage
+
+
+def test_passage_starts_at_the_matching_sentence_and_adds_context() -> None:
+    body = "Intro about nothing. Caches keep hot data. They expire after a while. Fourth one."
+    assert best_passage(body, ("cache",)) == (
+        "Caches keep hot data. They expire after a while. Fourth one."
+    )
+
+
+def test_passage_prefers_the_sentence_with_more_of_the_query() -> None:
+    body = "缓存很常见。\n\n其他内容。\n\n缓存策略决定淘汰顺序。"
+    assert best_passage(body, ("缓存", "策略", "缓存策略")) == "缓存策略决定淘汰顺序。"
+
+
+def test_passage_never_runs_across_blocks() -> None:
+    body = "Caching is fast.\n\nUnrelated next block. And more."
+    assert best_passage(body, ("caching",)) == "Caching is fast."
+
+
+def test_passage_stays_within_the_limit() -> None:
+    sentence = "Caching " + "word " * 20 + "ends here."
+    passage = best_passage(" ".join([sentence] * 3), ("caching",))
+    assert passage == sentence + " " + sentence
+    assert len(passage) <= MAX_CHARS
+
+
+def test_a_single_long_sentence_is_returned_whole() -> None:
+    sentence = "The cache " + "grows " * 80 + "forever."
+    assert len(sentence) > MAX_CHARS
+    assert best_passage(f"{sentence} Short one.", ("cache",)) == sentence
+
+
+def test_without_a_match_the_opening_passage_is_used() -> None:
+    assert best_passage("First. Second. Third. Fourth.\n\nLater.", ("absent",)) == (
+        "First. Second. Third."
+    )
+    assert best_passage("", ("x",)) == ""

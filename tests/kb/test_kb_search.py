@@ -1,0 +1,199 @@
+"""Searching the knowledge base in Chinese and English, with either tokenizer."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sleuth.kb import Tokenizer, index_folder, search
+from sleuth.kb.passage import MAX_CHARS
+from sleuth.text import split_sentences
+
+TOKENIZERS: list[Tokenizer] = ["jieba", "trigram"]
+
+DOCS = {
+    "zh/cache.md": (
+        "---\ndate: 2024-03-01\nsecret: front-matter-only\n---\n# 缓存策略\n\n"
+        "系统设计里有很多取舍。缓存可以显著降低数据库的读取压力。"
+        "常见的缓存淘汰算法包括 LRU 和 LFU。写回缓存需要注意一致性。\n\n"
+        "下一节讨论监控。"
+    ),
+    "zh/search.md": (
+        "# 全文检索\n\n倒排索引是检索系统的核心。BM25 是常用的检索排序函数。中文检索需要先分词。"
+    ),
+    "en/caching.txt": (
+        "Caching keeps hot data close to the reader. A cache hit avoids a database round trip. "
+        "Stale entries need invalidation."
+    ),
+    "en/retrieval.html": (
+        "<html><head><title>Retrieval basics</title><script>var cache = 1;</script></head>"
+        "<body><p>An inverted index maps terms to documents. Retrieval ranks them with BM25.</p>"
+        "</body></html>"
+    ),
+    "en/unrelated.md": "# Gardening\n\nTomatoes need sun. Water them in the morning.",
+}
+
+
+@pytest.fixture(scope="module", params=TOKENIZERS)
+def db(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("notes")
+    for name, text in DOCS.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    path = root / "kb.db"  # not a note: the indexer ignores it
+    index_folder(path, root, tokenizer=request.param)
+    return path
+
+
+def paths(hits: list[dict[str, Any]]) -> list[str]:
+    return [hit["path"] for hit in hits]
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("缓存", "zh/cache.md"),  # two characters
+        ("缓存策略", "zh/cache.md"),
+        ("检索", "zh/search.md"),
+        ("全文检索", "zh/search.md"),
+        ("如何设计缓存淘汰算法", "zh/cache.md"),
+        ("cache", "en/caching.txt"),
+        ("inverted index", "en/retrieval.html"),
+        ("BM25 检索", "zh/search.md"),
+        ("LRU 缓存", "zh/cache.md"),
+    ],
+)
+def test_best_hit_for_chinese_english_and_mixed_queries(db: Path, query: str, first: str) -> None:
+    assert paths(search(db, query, 5))[0] == first
+
+
+def test_two_character_chinese_query_finds_only_documents_containing_it(db: Path) -> None:
+    assert paths(search(db, "缓存", 5)) == ["zh/cache.md"]
+    assert set(paths(search(db, "检索", 5))) == {"zh/search.md"}
+
+
+def test_an_english_query_does_not_match_unrelated_documents(db: Path) -> None:
+    assert "en/unrelated.md" not in paths(search(db, "retrieval", 5))
+    assert paths(search(db, "tomatoes", 5)) == ["en/unrelated.md"]
+
+
+def test_result_is_json_ready_in_the_local_provider_shape(db: Path) -> None:
+    (hit,) = search(db, "缓存策略", 1)
+    assert set(hit) == {"url", "title", "snippet", "published_at", "path", "score"}
+    assert hit["url"] == (db.parent / "zh/cache.md").resolve().as_uri()
+    assert hit["title"] == "缓存策略"
+    assert hit["path"] == "zh/cache.md"
+    assert hit["published_at"] == "2024-03-01T00:00:00+00:00"
+    assert isinstance(hit["score"], float)
+    assert hit["score"] > 0
+    assert json.loads(json.dumps(hit)) == hit
+
+
+def test_mtime_date_is_iso_8601_with_utc(db: Path) -> None:
+    (hit,) = search(db, "tomatoes", 1)
+    assert datetime.fromisoformat(hit["published_at"]).utcoffset() is not None
+    assert hit["published_at"].endswith("+00:00")
+
+
+def test_scores_are_positive_and_descending(db: Path) -> None:
+    hits = search(db, "cache 缓存 retrieval 检索", 10)
+    assert len(hits) >= 4
+    scores = [hit["score"] for hit in hits]
+    assert scores == sorted(scores, reverse=True)
+    assert all(score > 0 for score in scores)
+
+
+def test_limit_is_respected(db: Path) -> None:
+    assert len(search(db, "cache 缓存 retrieval 检索", 2)) == 2
+
+
+@pytest.mark.parametrize(
+    "query", ['"foo" AND (bar', "NEAR", "*", "-x", "a OR", "(", '"', "NOT cache", "^title:x", "{}"]
+)
+def test_fts5_syntax_in_the_query_never_raises(db: Path, query: str) -> None:
+    assert isinstance(search(db, query, 5), list)
+
+
+@pytest.mark.parametrize(
+    "query", ['"cache" AND (', "cache*", "-cache", "NEAR(cache", "title:cache"]
+)
+def test_words_inside_fts5_syntax_are_still_searched(db: Path, query: str) -> None:
+    assert "en/caching.txt" in paths(search(db, query, 5))
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_empty_query_gives_nothing(db: Path, query: str) -> None:
+    assert search(db, query, 5) == []
+
+
+def test_missing_database_gives_nothing_and_creates_nothing(tmp_path: Path) -> None:
+    db = tmp_path / "none.db"
+    assert search(db, "cache", 5) == []
+    assert not db.exists()
+
+
+def test_snippet_is_whole_sentences_containing_the_term(db: Path) -> None:
+    (hit,) = search(db, "缓存", 1)
+    snippet = hit["snippet"]
+    assert snippet.startswith("缓存可以显著降低")
+    assert "缓存" in snippet
+    assert len(snippet) <= MAX_CHARS
+    body_sentences = split_sentences(
+        "系统设计里有很多取舍。缓存可以显著降低数据库的读取压力。"
+        "常见的缓存淘汰算法包括 LRU 和 LFU。写回缓存需要注意一致性。"
+    )
+    assert split_sentences(snippet) == body_sentences[1:4]
+
+
+def test_snippet_never_shows_front_matter_or_script(db: Path) -> None:
+    for hit in search(db, "cache 缓存 retrieval 检索 secret var", 10):
+        assert "front-matter-only" not in hit["snippet"]
+        assert "var cache" not in hit["snippet"]
+
+
+def test_english_snippet_is_the_matching_passage(db: Path) -> None:
+    (hit,) = search(db, "invalidation", 1)
+    assert hit["snippet"] == "Stale entries need invalidation."
+
+
+def test_jieba_matches_english_inflections_and_shows_them_in_the_snippet(tmp_path: Path) -> None:
+    (tmp_path / "n").mkdir()
+    (tmp_path / "n/a.txt").write_text("Intro. Two caches were warmed. The end.")
+    index_folder(tmp_path / "kb.db", tmp_path / "n", tokenizer="jieba")
+    (hit,) = search(tmp_path / "kb.db", "caching", 5)
+    assert hit["snippet"].startswith("Two caches were warmed.")
+
+
+@pytest.mark.parametrize(("tokenizer", "found"), [("jieba", []), ("trigram", ["trap.txt"])])
+def test_substring_across_chinese_words_matches_only_with_trigram(
+    tmp_path: Path, tokenizer: Tokenizer, found: list[str]
+) -> None:
+    # 排队列表 is 排队 + 列表: it holds the characters 队列 but not the word (queue).
+    (tmp_path / "n").mkdir()
+    (tmp_path / "n/trap.txt").write_text("排队列表很长。", encoding="utf-8")
+    index_folder(tmp_path / "kb.db", tmp_path / "n", tokenizer=tokenizer)
+    assert paths(search(tmp_path / "kb.db", "队列", 5)) == found
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+def test_title_weighs_more_than_body(tmp_path: Path, tokenizer: Tokenizer) -> None:
+    body = " ".join(f"Filler sentence number {n}." for n in range(5))
+    (tmp_path / "n").mkdir()
+    (tmp_path / "n/in-body.md").write_text(f"# Notes\n\n{body} Mentions kumquat once.")
+    (tmp_path / "n/in-title.md").write_text(f"# Kumquat\n\n{body} Nothing else.")
+    index_folder(tmp_path / "kb.db", tmp_path / "n", tokenizer=tokenizer)
+    assert paths(search(tmp_path / "kb.db", "kumquat", 5)) == ["in-title.md", "in-body.md"]
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+def test_more_mentions_rank_higher(tmp_path: Path, tokenizer: Tokenizer) -> None:
+    (tmp_path / "n").mkdir()
+    (tmp_path / "n/once.txt").write_text("消息队列。其他内容。更多内容。", encoding="utf-8")
+    (tmp_path / "n/often.txt").write_text("消息队列。队列很长。队列满了。", encoding="utf-8")
+    (tmp_path / "n/none.txt").write_text("完全无关的内容。", encoding="utf-8")
+    index_folder(tmp_path / "kb.db", tmp_path / "n", tokenizer=tokenizer)
+    assert paths(search(tmp_path / "kb.db", "队列", 5)) == ["often.txt", "once.txt"]

@@ -1,0 +1,122 @@
+"""The request contract: what is accepted, what is refused, and how refusals read."""
+
+import pytest
+from pydantic import ValidationError
+
+from sleuth.contract import SearchRequest, SearchResponse, describe_validation_error
+from sleuth.errors import InvalidRequest
+from sleuth.gateway import parse_request
+
+
+def refusal(data: dict[str, object]) -> InvalidRequest:
+    with pytest.raises(InvalidRequest) as caught:
+        parse_request(data)
+    return caught.value
+
+
+def test_defaults_follow_the_design() -> None:
+    req = SearchRequest(query="python 3.13 release date")
+    assert req.max_results == 5
+    assert req.time_range == "any"
+    assert req.priority == "normal"
+    assert req.providers is None
+    assert req.include == []
+    assert req.no_cache is False
+
+
+def test_query_is_trimmed_before_its_length_is_checked() -> None:
+    assert SearchRequest(query="  北京天气  ").query == "北京天气"
+    assert SearchRequest(query=" " + "x" * 400 + " ").query == "x" * 400
+    error = refusal({"query": "   "})
+    assert error.field == "query"
+    assert "1..400 characters" in error.message
+
+
+def test_max_results_zero_names_the_field_and_the_range() -> None:
+    error = refusal({"query": "q", "max_results": 0})
+    assert error.field == "max_results"
+    assert error.allowed == ["1..20"]
+    assert "max_results" in error.message and "1..20" in error.message
+
+
+def test_unknown_time_range_lists_the_allowed_values() -> None:
+    error = refusal({"query": "q", "time_range": "before_2020"})
+    assert error.field == "time_range"
+    assert error.allowed == ["any", "past_week", "past_month", "past_year"]
+    assert "'before_2020'" in error.message
+
+
+def test_a_5000_character_query_is_refused_without_echoing_it() -> None:
+    error = refusal({"query": "长" * 5000})
+    assert error.field == "query"
+    assert "a 5000-character string" in error.message
+    assert "长长长长长长长长" not in error.message
+    assert error.allowed == ["1..400 characters"]
+
+
+def test_include_accepts_only_result_fields() -> None:
+    assert SearchRequest(query="q", include=["url", "published_at"]).include == [
+        "url",
+        "published_at",
+    ]
+    error = refusal({"query": "q", "include": ["raw_html"]})
+    assert error.field == "include"
+    assert error.allowed is not None and "url" in error.allowed
+
+
+def test_every_bad_field_is_reported_at_once() -> None:
+    error = refusal({"query": "q", "max_results": 99, "priority": "urgent"})
+    assert {d.field for d in error.details} == {"max_results", "priority"}
+    assert all(
+        d.code == "invalid_request" and d.category == "non_recoverable" for d in error.details
+    )
+
+
+def test_unknown_fields_are_refused_not_ignored() -> None:
+    error = refusal({"query": "q", "maxresults": 3})
+    assert error.field == "maxresults"
+    assert "unknown field" in error.message
+    assert error.allowed is not None and "max_results" in error.allowed
+
+
+@pytest.mark.parametrize("domain", ["", "not a domain", "localhost"])
+def test_domain_filter_must_hold_domains(domain: str) -> None:
+    error = refusal({"query": "q", "domain_filter": [domain]})
+    assert error.field == "domain_filter"
+
+
+def test_domain_filter_is_normalised() -> None:
+    req = SearchRequest(query="q", domain_filter=["https://www.Python.org/downloads", "docs.rs"])
+    assert req.domain_filter == ["python.org", "docs.rs"]
+
+
+def test_describe_validation_error_keeps_pydantic_out_of_the_message() -> None:
+    with pytest.raises(ValidationError) as caught:
+        SearchRequest(query="q", max_results=21)
+    (info,) = describe_validation_error(caught.value)
+    assert (
+        info.message
+        == "max_results: Input should be less than or equal to 20 (got 21); allowed: 1..20"
+    )
+    assert "pydantic" not in info.message
+
+
+def test_output_schema_lists_the_contract_fields() -> None:
+    schema = SearchResponse.model_json_schema()
+    for name in (
+        "task_id",
+        "query",
+        "rewritten_query",
+        "results",
+        "summary",
+        "facts",
+        "confidence",
+        "degraded",
+        "degradations",
+        "errors",
+        "providers",
+        "cache",
+        "timings",
+    ):
+        assert name in schema["properties"]
+    assert schema["$defs"]["ErrorInfo"]["title"] == "SearchError"

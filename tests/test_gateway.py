@@ -1,0 +1,266 @@
+"""One search end to end through the gateway, with fake providers answering from cassettes."""
+
+import asyncio
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from sleuth.config import Settings
+from sleuth.errors import InvalidRequest
+from sleuth.gateway import Sleuth
+from sleuth.providers.base import HttpRequest, Provider
+from sleuth.testing import Cassette, fake_provider, registered
+from sleuth.transport import RawResponse, ReplayTransport
+
+NOW = datetime.now(UTC)
+
+
+def hit(
+    n: int, *, site: str = "example.com", days_old: int | None = None, **extra: Any
+) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "url": f"https://{site}/page-{n}",
+        "title": f"Result number {n} about solar panels",
+        "snippet": f"Solar fact {n}: panels turn sunlight into power at {10 + n}% efficiency.",
+    }
+    if days_old is not None:
+        entry["published_at"] = (NOW - timedelta(days=days_old)).isoformat()
+    entry.update(extra)
+    return entry
+
+
+@pytest.fixture
+def fakes() -> Iterator[dict[str, Provider]]:
+    made = {
+        "alpha": fake_provider("alpha"),
+        "beta": fake_provider("beta", time_range=True, domain_filter=True),
+        "gamma": fake_provider("gamma", query_style="natural"),
+    }
+    with registered(*made.values()):
+        yield made
+
+
+def settings(**kw: Any) -> Settings:
+    base: dict[str, Any] = {
+        "chain": ["alpha", "beta"],
+        "providers": {"alpha": {}, "beta": {}, "gamma": {}},
+    }
+    base.update(kw)
+    return Settings(**base)
+
+
+async def test_fan_out_merges_providers_and_reports_each(fakes: dict[str, Provider]) -> None:
+    cassette = (
+        Cassette()
+        .add("alpha", "solar panels", body={"results": [hit(1), hit(2)]})
+        .add("beta", "solar panels", body={"results": [hit(2), hit(3)]})
+    )
+    response = await Sleuth(settings(), cassette.transport()).search(
+        {"query": "solar panels", "include": ["url"]}
+    )
+    urls = [item.url for item in response.results]
+    assert sorted(urls) == [
+        "https://example.com/page-1",
+        "https://example.com/page-2",
+        "https://example.com/page-3",
+    ]
+    assert urls[0] == "https://example.com/page-2"  # both back ends ranked it
+    assert response.providers["alpha"].status == "ok" and response.providers["alpha"].results == 2
+    assert response.providers["beta"].results == 2
+    assert response.errors == [] and response.degraded is False
+    assert set(response.timings) >= {
+        "guard",
+        "rewrite",
+        "fan_out",
+        "clean",
+        "dedupe",
+        "rank",
+        "project",
+        "total",
+    }
+
+
+async def test_a_failing_provider_is_reported_while_the_other_answers(
+    fakes: dict[str, Provider],
+) -> None:
+    cassette = (
+        Cassette()
+        .add("alpha", "q", status=503, body="upstream down")
+        .add("beta", "q", body={"results": [hit(1)]})
+    )
+    response = await Sleuth(settings(), cassette.transport()).search("q")
+    assert len(response.results) == 1
+    (error,) = response.errors
+    assert (error.provider, error.code, error.category, error.http_status) == (
+        "alpha",
+        "provider_unavailable",
+        "recoverable",
+        503,
+    )
+    assert response.providers["alpha"].status == "error"
+    assert response.degraded is True
+    assert response.degradations[0].kind == "provider_failed"
+
+
+class SlowFor:
+    """Replays a cassette but makes one provider slower than any deadline."""
+
+    def __init__(self, slow: str, inner: ReplayTransport) -> None:
+        self.slow, self.inner = slow, inner
+
+    async def send(
+        self, provider: str, query: str, request: HttpRequest, timeout_s: float
+    ) -> RawResponse:
+        if provider == self.slow:
+            await asyncio.sleep(10)
+        return await self.inner.send(provider, query, request, timeout_s)
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_the_deadline_cuts_a_slow_provider_and_keeps_the_answer(
+    fakes: dict[str, Provider],
+) -> None:
+    cassette = (
+        Cassette()
+        .add("alpha", "q", body={"results": [hit(1)]})
+        .add("beta", "q", body={"results": [hit(2)]})
+    )
+    sleuth = Sleuth(settings(deadline_s=0.3), SlowFor("beta", cassette.transport()))
+    started = time.perf_counter()
+    response = await sleuth.search("q")
+    assert time.perf_counter() - started < 1.0
+    assert [r.title for r in response.results] == ["Result number 1 about solar panels"]
+    assert response.providers["beta"].status == "timeout"
+    assert response.errors[0].code == "deadline_exceeded"
+
+
+async def test_time_range_is_passed_natively_or_emulated_and_said(
+    fakes: dict[str, Provider],
+) -> None:
+    cassette = (
+        Cassette()
+        .add("alpha", "q", body={"results": [hit(1, days_old=2), hit(2, days_old=40), hit(3)]})
+        .add("beta", "q", body={"results": [hit(4, days_old=90)]})
+    )
+    response = await Sleuth(settings(), cassette.transport()).search(
+        {"query": "q", "time_range": "past_week", "include": ["url", "published_at"]}
+    )
+    urls = {item.url for item in response.results}
+    # alpha cannot filter: sleuth drops its old and undated hits; beta filtered natively.
+    assert urls == {"https://example.com/page-1", "https://example.com/page-4"}
+    (emulated,) = response.degradations
+    assert emulated.kind == "emulated_time_range" and emulated.provider == "alpha"
+    assert "kept 1 of 3" in emulated.reason
+
+
+async def test_domain_filter_is_emulated_for_providers_without_it(
+    fakes: dict[str, Provider],
+) -> None:
+    cassette = Cassette().add(
+        "alpha",
+        "q",
+        body={"results": [hit(1, site="docs.python.org"), hit(2, site="python.org.evil.com")]},
+    )
+    response = await Sleuth(settings(chain=["alpha"]), cassette.transport()).search(
+        {"query": "q", "domain_filter": ["python.org"], "include": ["url"]}
+    )
+    assert [item.url for item in response.results] == ["https://docs.python.org/page-1"]
+    assert response.degradations[0].kind == "emulated_domain_filter"
+
+
+async def test_keyword_and_natural_language_providers_get_their_own_query(
+    fakes: dict[str, Provider],
+) -> None:
+    seen: dict[str, str] = {}
+
+    class Spy:
+        async def send(
+            self, provider: str, query: str, request: HttpRequest, timeout_s: float
+        ) -> RawResponse:
+            seen[provider] = request.params["q"]
+            return RawResponse(200, {}, {"results": [hit(1)]})
+
+        async def aclose(self) -> None:
+            return None
+
+    await Sleuth(settings(chain=["alpha", "gamma"]), Spy()).search(
+        "please find the latest solar panel prices"
+    )
+    assert seen["gamma"] == "please find the latest solar panel prices"
+    assert "please" not in seen["alpha"] and "solar" in seen["alpha"]
+
+
+async def test_unknown_or_disabled_providers_are_refused_with_the_choices(
+    fakes: dict[str, Provider],
+) -> None:
+    sleuth = Sleuth(
+        settings(providers={"alpha": {}, "beta": {"enabled": False}}), Cassette().transport()
+    )
+    with pytest.raises(InvalidRequest) as unknown:
+        await sleuth.search({"query": "q", "providers": ["bingo"]})
+    assert unknown.value.field == "providers" and "alpha" in (unknown.value.allowed or [])
+    with pytest.raises(InvalidRequest, match="'beta' is not enabled") as disabled:
+        await sleuth.search({"query": "q", "providers": ["beta"]})
+    assert "beta" not in (disabled.value.allowed or [])
+
+
+async def test_include_outside_the_served_tier_is_refused(fakes: dict[str, Provider]) -> None:
+    with pytest.raises(InvalidRequest, match="allowed: url, published_at"):
+        await Sleuth(settings(), Cassette().transport()).search(
+            {"query": "q", "include": ["ranks"]}
+        )
+
+
+async def test_missing_api_key_skips_the_provider(
+    fakes: dict[str, Provider], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SLEUTH_TEST_ALPHA_KEY", raising=False)
+    cassette = Cassette().add("beta", "q", body={"results": [hit(1)]})
+    response = await Sleuth(
+        settings(providers={"alpha": {"api_key_env": "SLEUTH_TEST_ALPHA_KEY"}, "beta": {}}),
+        cassette.transport(),
+    ).search("q")
+    assert response.providers["alpha"].status == "skipped"
+    assert response.errors[0].code == "missing_api_key"
+    assert "SLEUTH_TEST_ALPHA_KEY" in response.errors[0].message
+    assert len(response.results) == 1
+
+
+async def test_nothing_found_is_reported_with_a_suggestion(fakes: dict[str, Provider]) -> None:
+    cassette = (
+        Cassette().add("alpha", "q", body={"results": []}).add("beta", "q", body={"results": []})
+    )
+    response = await Sleuth(settings(), cassette.transport()).search("q")
+    assert response.results == []
+    assert response.providers["alpha"].status == "empty"
+    assert response.errors[-1].code == "no_results"
+    assert "broader" in response.errors[-1].message
+
+
+async def test_control_characters_are_stripped_before_anything_leaves(
+    fakes: dict[str, Provider],
+) -> None:
+    cassette = Cassette().add("alpha", "solar\u200b panels\x07", body={"results": [hit(1)]})
+    response = await Sleuth(settings(chain=["alpha"]), cassette.transport()).search(
+        "solar\u200b panels\x07"
+    )
+    assert "\x07" not in response.rewritten_query and "\u200b" not in response.rewritten_query
+    with pytest.raises(InvalidRequest) as caught:
+        await Sleuth(settings(), cassette.transport()).search("\x00\x01\u200b")
+    assert caught.value.field == "query"
+
+
+def test_search_sync_runs_twice_in_fresh_event_loops(fakes: dict[str, Provider]) -> None:
+    cassette = (
+        Cassette()
+        .add("alpha", "q", body={"results": [hit(1)]})
+        .add("alpha", "q", body={"results": [hit(2)]})
+    )
+    sleuth = Sleuth(settings(chain=["alpha"]), cassette.transport())
+    assert sleuth.search_sync("q").results[0].title.startswith("Result number 1")
+    assert sleuth.search_sync("q").results[0].title.startswith("Result number 2")

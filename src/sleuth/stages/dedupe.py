@@ -229,7 +229,8 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
     if limit > 0:
         fingerprints: list[tuple[int, int]] = []
         for index, item in enumerate(items):
-            words = tokens(f"{item.title} {item.snippet}")
+            # Title and snippet apart: rank tokenises them the same way and hits the cache.
+            words = tokens(item.title) + tokens(item.snippet)
             if len(words) >= settings.simhash_min_tokens:
                 fingerprints.append((index, _simhash_of(words)))
         for position, (index, fingerprint) in enumerate(fingerprints):
@@ -306,7 +307,7 @@ def _merge(group: list[ResultItem], canonical: list[str | None]) -> ResultItem:
     return first.model_copy(update=update)
 
 
-def _simhash_of(words: list[str]) -> int:
+def _simhash_of(words: Sequence[str]) -> int:
     """SimHash of a token list: bit i is set when more than half the tokens' hashes have it."""
     count = len(words)
     threshold = count // 2 + 1  # "more than count / 2" in whole tokens

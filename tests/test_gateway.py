@@ -3,6 +3,7 @@
 import asyncio
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -16,6 +17,7 @@ from sleuth.testing import Cassette, fake_provider, registered
 from sleuth.transport import RawResponse, ReplayTransport
 
 NOW = datetime.now(UTC)
+DATA = Path(__file__).parent / "data"
 
 
 def hit(
@@ -264,3 +266,40 @@ def test_search_sync_runs_twice_in_fresh_event_loops(fakes: dict[str, Provider])
     sleuth = Sleuth(settings(chain=["alpha"]), cassette.transport())
     assert sleuth.search_sync("q").results[0].title.startswith("Result number 1")
     assert sleuth.search_sync("q").results[0].title.startswith("Result number 2")
+
+
+async def test_replayed_duplicates_come_back_once_and_different_pages_stay_two() -> None:
+    """tests/data/duplicates.jsonl holds real-shaped SearXNG and Wikipedia bodies with
+    the same pages behind utm_*/session parameters, http vs https, www and a trailing
+    slash, a mirror with the same title and opening text, an ad, and the 3.12 notes
+    whose opening text is nearly that of the 3.13 notes."""
+    served = Settings(
+        chain=["searxng", "wikipedia"],
+        providers={"searxng": {"enabled": True}},
+        replay=DATA / "duplicates.jsonl",
+        projection={"optional": ["url", "providers"]},
+    )
+    async with Sleuth(served) as sleuth:
+        response = await sleuth.search(
+            {
+                "query": "what's new in python 3.13",
+                "max_results": 20,
+                "include": ["url", "providers"],
+            }
+        )
+    by_url = {item.url: item for item in response.results}
+    assert sorted(by_url) == [
+        "https://docs.python.org/3/whatsnew/3.12.html",
+        "https://docs.python.org/3/whatsnew/3.13.html?utm_source=newsletter&utm_medium=email",
+        "https://en.wikipedia.org/wiki/History_of_Python",
+        "https://en.wikipedia.org/wiki/Python_(programming_language)",
+        "https://python.org/downloads/release/python-3130",
+        "https://realpython.example.com/python313-new-features/;jsessionid=9A8B7C?sessionid=abc&utm_campaign=x",
+    ]
+    assert by_url["https://en.wikipedia.org/wiki/History_of_Python"].providers == [
+        "searxng",
+        "wikipedia",
+    ]
+    assert not any("Ad ·" in item.title for item in response.results)
+    assert response.providers["searxng"].results == 8
+    assert response.errors == []

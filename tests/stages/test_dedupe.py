@@ -90,9 +90,19 @@ def test_same_page_behind_tracking_session_scheme_and_slash_is_one_item() -> Non
 
     assert merged.providers == ["bing", "brave", "searxng"]
     assert merged.ranks == {"bing": 3, "brave": 1, "searxng": 2}
-    # the first item's http URL gives way to the https link of the same page
+    # the cleanest link sent for the page: https, no tracking or session parameters
     assert merged.url == "https://python.org/downloads"
     assert merged.id == "bing-3"
+
+
+def test_shown_link_is_the_cleanest_one_a_back_end_sent() -> None:
+    first = item("https://python.org/downloads?utm_source=feed&utm_medium=rss", provider="bing")
+    tracked = item("https://python.org/downloads?fbclid=IwAR0x", provider="brave")
+
+    [merged] = dedupe([first, tracked], SETTINGS)
+
+    # both carry tracking: the shorter is shown, and never one nobody sent
+    assert merged.url == "https://python.org/downloads?fbclid=IwAR0x"
 
 
 def test_https_is_not_taken_from_a_different_page() -> None:

@@ -254,9 +254,9 @@ def _merge(group: list[ResultItem], canonical: list[str | None]) -> ResultItem:
 
     Keeps its text; unions providers (first-seen order) and flags; takes each
     provider's best (lowest) position; unions `fields`, the first value winning.
-    Fills what the first lacked: an https URL for the same page instead of http, a
-    URL (with its id and domain) when it had none, a publication date; a field so
-    filled is no longer `missing`.
+    Shows the cleanest link sent for the same page (https, then shortest), fills a
+    URL (with its id and domain) when the first had none, and a publication date;
+    a field so filled is no longer `missing`.
     """
     first, rest = group[0], group[1:]
     providers = list(dict.fromkeys(p for item in group for p in item.providers))
@@ -281,17 +281,19 @@ def _merge(group: list[ResultItem], canonical: list[str | None]) -> ResultItem:
         if donor is not None:
             update |= {"url": donor.url, "id": donor.id, "domain": donor.domain or first.domain}
             filled.add("url")
-    elif first.url.lower().startswith("http://"):
-        donor = next(
-            (
-                item
-                for item, page in zip(rest, canonical[1:], strict=True)
-                if page == canonical[0] and item.url and item.url.lower().startswith("https://")
-            ),
-            None,
+    else:
+        # Of the links sent for this same page, show the cleanest: https first, then the
+        # shortest (fewest tracking parameters). Each is a URL a back end really sent.
+        same_page = [
+            item.url
+            for item, page in zip(group, canonical, strict=True)
+            if item.url and page == canonical[0]
+        ]
+        cleanest = min(
+            same_page, key=lambda url: (not url.lower().startswith("https://"), len(url))
         )
-        if donor is not None:
-            update["url"] = donor.url
+        if cleanest != first.url:
+            update["url"] = cleanest
 
     if first.published_at is None:
         dated = next((item for item in rest if item.published_at is not None), None)

@@ -3,8 +3,8 @@
 import asyncio
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest

@@ -95,6 +95,16 @@ class _Outcome:
     status: ProviderStatus = "ok"
 
 
+@dataclass
+class _Merged:
+    """The fan-out's hits as candidates, and the record of how each provider fared."""
+
+    items: list[ResultItem] = field(default_factory=list)
+    reports: dict[str, ProviderReport] = field(default_factory=dict)
+    errors: list[ErrorInfo] = field(default_factory=list)
+    degradations: list[Degradation] = field(default_factory=list)
+
+
 class _Timer:
     def __init__(self) -> None:
         self.timings: dict[str, float] = {}
@@ -178,33 +188,9 @@ class Sleuth:
         with timer.stage("fan_out"):
             outcomes = await self._fan_out(chosen, req, guarded.text, rewritten, deadline)
 
-        errors: list[ErrorInfo] = []
-        degradations: list[Degradation] = []
-        reports: dict[str, ProviderReport] = {}
-        candidates: list[ResultItem] = []
         with timer.stage("normalize"):
-            for outcome in outcomes:
-                items = normalize(
-                    outcome.provider, outcome.hits[: settings.per_provider_results], now
-                )
-                items = self._emulate_filters(
-                    registry.get(outcome.provider), req, items, now, degradations
-                )
-                candidates.extend(items)
-                reports[outcome.provider] = ProviderReport(
-                    status=outcome.status,
-                    latency_ms=round(outcome.latency_ms, 1),
-                    results=len(outcome.hits),
-                )
-                if outcome.error is not None:
-                    errors.append(outcome.error.info())
-                    degradations.append(
-                        Degradation(
-                            kind="provider_failed",
-                            provider=outcome.provider,
-                            reason=f"{outcome.error.code}: {outcome.error.message}",
-                        )
-                    )
+            merged = self._merge(outcomes, req, now)
+        candidates = merged.items
         with timer.stage("clean"):
             candidates = clean(candidates, settings.clean)
         with timer.stage("dedupe"):
@@ -214,6 +200,7 @@ class Sleuth:
         with timer.stage("project"):
             results = project(candidates, req.include, req.max_results, settings.projection)
 
+        errors = merged.errors
         if not results:
             errors.append(
                 NoResults(
@@ -227,10 +214,10 @@ class Sleuth:
             query=req.query,
             rewritten_query=rewritten.keywords,
             results=results,
-            degraded=bool(degradations) or any(r.degraded for r in results),
-            degradations=degradations,
+            degraded=bool(merged.degradations),
+            degradations=merged.degradations,
             errors=errors,
-            providers=reports,
+            providers=merged.reports,
             cache="miss",
             timings=timer.timings,
         )
@@ -270,8 +257,9 @@ class Sleuth:
             )
             for provider in chosen
         }
-        remaining = max(0.0, deadline - time.perf_counter())
-        await asyncio.wait(tasks.values(), timeout=remaining)
+        started = time.perf_counter()
+        await asyncio.wait(tasks.values(), timeout=max(0.0, deadline - started))
+        waited_ms = (time.perf_counter() - started) * 1000
         outcomes = []
         for name, task in tasks.items():
             if task.done():
@@ -282,11 +270,7 @@ class Sleuth:
                 f"{name} had not answered when the {self.settings.deadline_s:.1f}s deadline passed",
                 provider=name,
             )
-            outcomes.append(
-                _Outcome(
-                    name, error=error, latency_ms=self.settings.deadline_s * 1000, status="timeout"
-                )
-            )
+            outcomes.append(_Outcome(name, error=error, latency_ms=waited_ms, status="timeout"))
         await asyncio.gather(*tasks.values(), return_exceptions=True)
         return outcomes
 
@@ -339,6 +323,32 @@ class Sleuth:
         return _Outcome(
             provider.name, hits=hits, latency_ms=latency, status="ok" if hits else "empty"
         )
+
+    def _merge(self, outcomes: list[_Outcome], req: SearchRequest, now: datetime) -> _Merged:
+        """All providers' hits as one candidate list, with what each provider did."""
+        merged = _Merged()
+        for outcome in outcomes:
+            hits = outcome.hits[: self.settings.per_provider_results]
+            items = normalize(outcome.provider, hits, now)
+            provider = registry.get(outcome.provider)
+            merged.items.extend(
+                self._emulate_filters(provider, req, items, now, merged.degradations)
+            )
+            merged.reports[outcome.provider] = ProviderReport(
+                status=outcome.status,
+                latency_ms=round(outcome.latency_ms, 1),
+                results=len(outcome.hits),
+            )
+            if outcome.error is not None:
+                merged.errors.append(outcome.error.info())
+                merged.degradations.append(
+                    Degradation(
+                        kind="provider_failed",
+                        provider=outcome.provider,
+                        reason=f"{outcome.error.code}: {outcome.error.message}",
+                    )
+                )
+        return merged
 
     def _emulate_filters(
         self,

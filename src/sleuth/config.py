@@ -96,6 +96,10 @@ class Settings(BaseSettings):
     )
     max_body_bytes: int = Field(5_000_000, gt=0, description="Larger provider bodies are rejected.")
     providers: dict[str, ProviderConfig] = Field(default_factory=default_providers)
+    mappings_dir: Path | None = Field(
+        None,
+        description="Folder of <provider>.yaml field mappings that override the built-in ones.",
+    )
     kb: KnowledgeBaseConfig = Field(default_factory=KnowledgeBaseConfig)
     guard: GuardSettings = Field(default_factory=GuardSettings)
     rewrite: RewriteSettings = Field(default_factory=RewriteSettings)

@@ -47,7 +47,9 @@ from sleuth.errors import (
     ProviderError,
     SearchError,
 )
+from sleuth.mapping_files import MappingFiles
 from sleuth.providers.base import Provider, ProviderQuery, ProviderSettings, RawHit
+from sleuth.providers.mapping import FieldMapping
 from sleuth.stages.clean import clean
 from sleuth.stages.dedupe import dedupe
 from sleuth.stages.guard import guard
@@ -127,6 +129,7 @@ class Sleuth:
         self.settings = settings or load_settings()
         self._transport = transport
         self._transport_given = transport is not None
+        self.mappings = MappingFiles(self.settings.mappings_dir)
 
     @property
     def transport(self) -> Transport:
@@ -184,9 +187,10 @@ class Sleuth:
             rewritten = rewrite(guarded.text, req.context, settings.rewrite)
         check_include(req.include, settings.projection)
         chosen = self._choose_providers(req)
+        mappings = {provider.name: self.mappings.for_provider(provider) for provider in chosen}
 
         with timer.stage("fan_out"):
-            outcomes = await self._fan_out(chosen, req, guarded.text, rewritten, deadline)
+            outcomes = await self._fan_out(chosen, mappings, req, guarded.text, rewritten, deadline)
 
         with timer.stage("normalize"):
             merged = self._merge(outcomes, req, now)
@@ -246,6 +250,7 @@ class Sleuth:
     async def _fan_out(
         self,
         chosen: list[Provider],
+        mappings: Mapping[str, FieldMapping],
         req: SearchRequest,
         guarded_text: str,
         rewritten: Rewritten,
@@ -253,7 +258,9 @@ class Sleuth:
     ) -> list[_Outcome]:
         tasks = {
             provider.name: asyncio.create_task(
-                self._call(provider, req, guarded_text, rewritten, deadline)
+                self._call(
+                    provider, mappings[provider.name], req, guarded_text, rewritten, deadline
+                )
             )
             for provider in chosen
         }
@@ -277,6 +284,7 @@ class Sleuth:
     async def _call(
         self,
         provider: Provider,
+        mapping: FieldMapping,
         req: SearchRequest,
         guarded_text: str,
         rewritten: Rewritten,
@@ -313,7 +321,9 @@ class Sleuth:
             http_request = provider.build_request(query, provider_settings)
             timeout = max(0.05, min(conf.timeout_s, deadline - time.perf_counter()))
             response = await self.transport.send(provider.name, req.query, http_request, timeout)
-            hits = provider.parse_response(response.status, response.headers, response.body)
+            hits = provider.parse_response(
+                response.status, response.headers, response.body, mapping
+            )
         except ProviderError as exc:
             exc.provider = exc.provider or provider.name
             status: ProviderStatus = "skipped" if isinstance(exc, MissingApiKey) else "error"

@@ -1,7 +1,7 @@
 """Helpers for testing agents (and sleuth itself) against sleuth, with no network.
 
 - `fake_provider(name, ...)`: a provider whose body is `{"results": [{url, title,
-  snippet, published_at, ...}]}`, with the capabilities you declare.
+  snippet, published_at}]}` (`FAKE_MAPPING`), with the capabilities you declare.
 - `registered(provider)`: register a provider for the duration of a `with` block.
 - `Cassette`: build recorded exchanges in code, write them as a JSON Lines cassette
   or replay them directly.
@@ -36,35 +36,22 @@ from sleuth.providers.base import (
     RawHit,
     check_status,
     expect_object,
-    text_or_none,
 )
+from sleuth.providers.mapping import FieldMapping, apply
 from sleuth.transport import ReplayTransport
 
 __all__ = ["Cassette", "Settings", "Sleuth", "fake_provider", "registered"]
 
 
-def _parse_results(name: str) -> Any:
-    def parse_response(status: int, headers: Mapping[str, str], body: Any) -> list[RawHit]:
-        check_status(name, status, headers, body)
-        hits = []
-        for entry in expect_object(name, body).get("results") or []:
-            extras = {
-                k: v
-                for k, v in entry.items()
-                if k not in {"url", "title", "snippet", "published_at"}
-            }
-            hits.append(
-                RawHit(
-                    url=text_or_none(entry.get("url")),
-                    title=text_or_none(entry.get("title")),
-                    snippet=text_or_none(entry.get("snippet")),
-                    published_at=text_or_none(entry.get("published_at")),
-                    fields=extras,
-                )
-            )
-        return hits
-
-    return parse_response
+FAKE_MAPPING = FieldMapping(
+    results="results",
+    fields={
+        "url": ["url"],
+        "title": ["title"],
+        "snippet": ["snippet"],
+        "published_at": ["published_at"],
+    },
+)
 
 
 def fake_provider(
@@ -88,7 +75,13 @@ def fake_provider(
             "GET", settings.base_url or f"https://{name}.invalid/search", {"q": query.text}
         )
 
-    return Provider(info, build_request, _parse_results(name))
+    def parse_response(
+        status: int, headers: Mapping[str, str], body: Any, mapping: FieldMapping
+    ) -> list[RawHit]:
+        check_status(name, status, headers, body)
+        return apply(mapping, expect_object(name, body))
+
+    return Provider(info, build_request, parse_response, default_mapping=FAKE_MAPPING)
 
 
 @contextmanager

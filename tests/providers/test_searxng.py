@@ -17,8 +17,16 @@ from sleuth.errors import (
     ProviderUnavailable,
     RateLimited,
 )
+from sleuth.mapping_files import builtin_mapping
 from sleuth.providers import searxng
-from sleuth.providers.base import ProviderQuery, ProviderSettings
+from sleuth.providers.base import ProviderQuery, ProviderSettings, RawHit
+
+MAPPING = builtin_mapping("searxng")
+
+
+def parse(status: int, headers: dict[str, str], body: Any) -> list[RawHit]:
+    return searxng.parse_response(status, headers, body, MAPPING)
+
 
 DATA = Path(__file__).parent.parent / "data" / "searxng"
 SETTINGS = ProviderSettings(base_url="http://localhost:8888")
@@ -119,7 +127,7 @@ def test_info_declares_native_capabilities() -> None:
 
 
 def test_results_keep_titles_urls_snippets_and_dates_as_sent() -> None:
-    hits = searxng.parse_response(200, {"content-type": "application/json"}, load("search_ok.json"))
+    hits = parse(200, {"content-type": "application/json"}, load("search_ok.json"))
 
     assert [hit.url for hit in hits] == [
         "https://docs.python.org/3/whatsnew/3.13.html",
@@ -142,7 +150,7 @@ def test_results_keep_titles_urls_snippets_and_dates_as_sent() -> None:
 
 
 def test_stable_extras_are_kept_in_fields() -> None:
-    first, *_ = searxng.parse_response(200, {}, load("search_ok.json"))
+    first, *_ = parse(200, {}, load("search_ok.json"))
     assert first.fields == {
         "engine": "duckduckgo",
         "engines": ["duckduckgo", "brave", "startpage"],
@@ -152,12 +160,12 @@ def test_stable_extras_are_kept_in_fields() -> None:
 
 
 def test_answers_and_infoboxes_are_not_results() -> None:
-    hits = searxng.parse_response(200, {}, load("search_ok.json"))
+    hits = parse(200, {}, load("search_ok.json"))
     assert all("wikipedia.org" not in (hit.url or "") for hit in hits)
 
 
 def test_chinese_results_are_kept_verbatim() -> None:
-    (hit,) = searxng.parse_response(200, {}, load("search_zh.json"))
+    (hit,) = parse(200, {}, load("search_zh.json"))
     assert hit.title == "人工智能 - 维基百科，自由的百科全书"
     assert hit.url == "https://zh.wikipedia.org/wiki/%E4%BA%BA%E5%B7%A5%E6%99%BA%E8%83%BD"
     assert hit.snippet is not None
@@ -166,12 +174,12 @@ def test_chinese_results_are_kept_verbatim() -> None:
 
 
 def test_empty_result_list_is_an_empty_list() -> None:
-    assert searxng.parse_response(200, {}, load("search_empty.json")) == []
+    assert parse(200, {}, load("search_empty.json")) == []
 
 
 def test_no_results_because_every_engine_failed_is_an_outage() -> None:
     with pytest.raises(ProviderUnavailable) as caught:
-        searxng.parse_response(200, {}, load("search_engines_failed.json"))
+        parse(200, {}, load("search_engines_failed.json"))
     assert "google: CAPTCHA" in caught.value.message
     assert "duckduckgo: timeout" in caught.value.message
     assert caught.value.category == "recoverable"
@@ -182,20 +190,20 @@ def test_no_results_because_every_engine_failed_is_an_outage() -> None:
 
 def test_http_401_is_auth_failed() -> None:
     with pytest.raises(AuthFailed) as caught:
-        searxng.parse_response(401, {}, "Unauthorized")
+        parse(401, {}, "Unauthorized")
     assert caught.value.http_status == 401
 
 
 def test_http_403_names_the_json_format_setting() -> None:
     with pytest.raises(AuthFailed, match=r"search\.formats") as caught:
-        searxng.parse_response(403, {}, "<html><title>403 Forbidden</title></html>")
+        parse(403, {}, "<html><title>403 Forbidden</title></html>")
     assert caught.value.http_status == 403
     assert caught.value.category == "non_recoverable"
 
 
 def test_http_429_carries_retry_after() -> None:
     with pytest.raises(RateLimited) as caught:
-        searxng.parse_response(429, {"Retry-After": "30"}, "Too Many Requests")
+        parse(429, {"Retry-After": "30"}, "Too Many Requests")
     assert caught.value.retry_after_s == 30.0
     assert caught.value.http_status == 429
 
@@ -203,38 +211,38 @@ def test_http_429_carries_retry_after() -> None:
 @pytest.mark.parametrize("status", [502, 503])
 def test_gateway_errors_are_unavailable(status: int) -> None:
     with pytest.raises(ProviderUnavailable) as caught:
-        searxng.parse_response(status, {}, "<html>Bad Gateway</html>")
+        parse(status, {}, "<html>Bad Gateway</html>")
     assert caught.value.http_status == status
 
 
 def test_http_500_is_bad_response() -> None:
     with pytest.raises(BadResponse) as caught:
-        searxng.parse_response(500, {}, "Internal Server Error")
+        parse(500, {}, "Internal Server Error")
     assert caught.value.http_status == 500
 
 
 def test_http_400_is_rejected() -> None:
     with pytest.raises(ProviderRejected):
-        searxng.parse_response(400, {}, "Invalid value for time_range")
+        parse(400, {}, "Invalid value for time_range")
 
 
 def test_html_page_with_status_200_is_bad_response() -> None:
     page = "<!DOCTYPE html><html><body><form>Please solve the CAPTCHA</form></body></html>"
     with pytest.raises(BadResponse, match="not a JSON object"):
-        searxng.parse_response(200, {"content-type": "text/html"}, page)
+        parse(200, {"content-type": "text/html"}, page)
 
 
 def test_results_that_are_not_a_list_are_bad_response() -> None:
     with pytest.raises(BadResponse, match="results"):
-        searxng.parse_response(200, {}, load("results_not_list.json"))
+        parse(200, {}, load("results_not_list.json"))
 
 
 def test_object_without_results_is_bad_response() -> None:
     with pytest.raises(BadResponse):
-        searxng.parse_response(200, {}, {"query": "python"})
+        parse(200, {}, {"query": "python"})
 
 
 def test_non_object_entries_are_skipped() -> None:
     body = {"results": ["junk", None, {"url": "https://a.example/", "title": "A"}]}
-    (hit,) = searxng.parse_response(200, {}, body)
+    (hit,) = parse(200, {}, body)
     assert hit.url == "https://a.example/"

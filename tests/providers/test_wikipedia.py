@@ -15,8 +15,16 @@ from sleuth.errors import (
     ProviderUnavailable,
     RateLimited,
 )
+from sleuth.mapping_files import builtin_mapping
 from sleuth.providers import wikipedia
-from sleuth.providers.base import ProviderQuery, ProviderSettings
+from sleuth.providers.base import ProviderQuery, ProviderSettings, RawHit
+
+MAPPING = builtin_mapping("wikipedia")
+
+
+def parse(status: int, headers: dict[str, str], body: Any) -> list[RawHit]:
+    return wikipedia.parse_response(status, headers, body, MAPPING)
+
 
 DATA = Path(__file__).parent.parent / "data" / "wikipedia"
 SETTINGS = ProviderSettings(base_url="")
@@ -116,7 +124,7 @@ def test_info_declares_native_capabilities() -> None:
 
 
 def test_results_keep_titles_snippets_and_timestamps_as_sent() -> None:
-    hits = wikipedia.parse_response(200, {}, load("search_en.json"))
+    hits = parse(200, {}, load("search_en.json"))
 
     assert len(hits) == 4
     mandela = hits[0]
@@ -135,7 +143,7 @@ def test_results_keep_titles_snippets_and_timestamps_as_sent() -> None:
 
 
 def test_missing_snippet_timestamp_and_title_stay_missing() -> None:
-    _, _, no_snippet, no_title = wikipedia.parse_response(200, {}, load("search_en.json"))
+    _, _, no_snippet, no_title = parse(200, {}, load("search_en.json"))
 
     assert no_snippet.snippet is None  # snippet: ""
     assert no_snippet.published_at is None  # no timestamp
@@ -146,14 +154,14 @@ def test_missing_snippet_timestamp_and_title_stay_missing() -> None:
 
 
 def test_titles_are_encoded_like_mediawiki_page_links() -> None:
-    hits = wikipedia.parse_response(200, {}, load("search_en.json"))
+    hits = parse(200, {}, load("search_en.json"))
     assert hits[2].url == (
         "https://en.wikipedia.org/wiki/C%2B%2B/CLI_(Mandela%27s_%22test%22_page%3F)"
     )
 
 
 def test_chinese_titles_are_percent_encoded_on_the_zh_host() -> None:
-    first, second = wikipedia.parse_response(200, {}, load("search_zh.json"))
+    first, second = parse(200, {}, load("search_zh.json"))
     assert first.title == "人工智能"
     assert first.url == "https://zh.wikipedia.org/wiki/%E4%BA%BA%E5%B7%A5%E6%99%BA%E8%83%BD"
     assert first.published_at == "2025-02-27T03:14:15Z"
@@ -163,7 +171,7 @@ def test_chinese_titles_are_percent_encoded_on_the_zh_host() -> None:
 
 
 def test_without_siteinfo_no_url_is_invented() -> None:
-    (hit,) = wikipedia.parse_response(200, {}, load("search_no_siteinfo.json"))
+    (hit,) = parse(200, {}, load("search_no_siteinfo.json"))
     assert hit.title == "Nelson Mandela"
     assert hit.url is None
 
@@ -176,12 +184,12 @@ def test_wiki_with_its_own_article_path() -> None:
             "general": {"server": "https://wiki.example.org", "articlepath": "/index.php?title=$1"},
         },
     }
-    (hit,) = wikipedia.parse_response(200, {}, body)
+    (hit,) = parse(200, {}, body)
     assert hit.url == "https://wiki.example.org/index.php?title=Main_Page"
 
 
 def test_empty_result_list_is_an_empty_list() -> None:
-    assert wikipedia.parse_response(200, {}, load("search_empty.json")) == []
+    assert parse(200, {}, load("search_empty.json")) == []
 
 
 # --- parse_response: MediaWiki error objects (HTTP 200) ----------------------------------
@@ -189,9 +197,7 @@ def test_empty_result_list_is_an_empty_list() -> None:
 
 def test_bad_parameter_error_is_rejected() -> None:
     with pytest.raises(ProviderRejected, match="badvalue") as caught:
-        wikipedia.parse_response(
-            200, {"MediaWiki-API-Error": "badvalue"}, load("error_badvalue.json")
-        )
+        parse(200, {"MediaWiki-API-Error": "badvalue"}, load("error_badvalue.json"))
     assert caught.value.http_status == 200
     assert caught.value.category == "non_recoverable"
     assert 'Unrecognized value for parameter "srwhat"' in caught.value.message
@@ -199,39 +205,39 @@ def test_bad_parameter_error_is_rejected() -> None:
 
 def test_formatversion_1_error_shape_is_understood() -> None:
     with pytest.raises(ProviderRejected, match="missingparam"):
-        wikipedia.parse_response(200, {}, load("error_missingparam_fv1.json"))
+        parse(200, {}, load("error_missingparam_fv1.json"))
 
 
 def test_maxlag_error_is_rate_limited_with_retry_after() -> None:
     headers = {"Retry-After": "5", "X-Database-Lag": "6", "MediaWiki-API-Error": "maxlag"}
     with pytest.raises(RateLimited, match="seconds lagged") as caught:
-        wikipedia.parse_response(200, headers, load("error_maxlag.json"))
+        parse(200, headers, load("error_maxlag.json"))
     assert caught.value.retry_after_s == 5.0
     assert caught.value.category == "recoverable"
 
 
 def test_ratelimited_error_is_rate_limited() -> None:
     with pytest.raises(RateLimited) as caught:
-        wikipedia.parse_response(200, {}, load("error_ratelimited.json"))
+        parse(200, {}, load("error_ratelimited.json"))
     assert caught.value.retry_after_s is None
 
 
 def test_read_denied_is_auth_failed() -> None:
     with pytest.raises(AuthFailed, match="readapidenied"):
-        wikipedia.parse_response(200, {}, load("error_readapidenied.json"))
+        parse(200, {}, load("error_readapidenied.json"))
 
 
 @pytest.mark.parametrize("code", ["readonly", "internal_api_error_DBQueryError"])
 def test_server_side_errors_are_unavailable(code: str) -> None:
     body = {"error": {"code": code, "info": "Try again later."}, "servedby": "mw1"}
     with pytest.raises(ProviderUnavailable):
-        wikipedia.parse_response(200, {}, body)
+        parse(200, {}, body)
 
 
 def test_errorformat_list_shape_is_understood() -> None:
     body = {"errors": [{"code": "ratelimited", "text": "Slow down.", "module": "main"}]}
     with pytest.raises(RateLimited, match="Slow down"):
-        wikipedia.parse_response(200, {}, body)
+        parse(200, {}, body)
 
 
 # --- parse_response: HTTP failures and broken bodies -------------------------------------
@@ -240,39 +246,39 @@ def test_errorformat_list_shape_is_understood() -> None:
 def test_http_403_user_agent_block_is_auth_failed() -> None:
     text = "Please set a user-agent and respect our robot policy https://w.wiki/4wJS."
     with pytest.raises(AuthFailed) as caught:
-        wikipedia.parse_response(403, {"content-type": "text/plain"}, text)
+        parse(403, {"content-type": "text/plain"}, text)
     assert caught.value.http_status == 403
     assert "user-agent" in caught.value.message
 
 
 def test_http_401_is_auth_failed() -> None:
     with pytest.raises(AuthFailed):
-        wikipedia.parse_response(401, {}, "Unauthorized")
+        parse(401, {}, "Unauthorized")
 
 
 def test_http_429_carries_retry_after() -> None:
     with pytest.raises(RateLimited) as caught:
-        wikipedia.parse_response(429, {"retry-after": "120"}, "Too many requests")
+        parse(429, {"retry-after": "120"}, "Too many requests")
     assert caught.value.retry_after_s == 120.0
 
 
 @pytest.mark.parametrize(("status", "error"), [(500, BadResponse), (503, ProviderUnavailable)])
 def test_server_errors(status: int, error: type[Exception]) -> None:
     with pytest.raises(error):
-        wikipedia.parse_response(status, {}, "<html><body>Wikimedia Error</body></html>")
+        parse(status, {}, "<html><body>Wikimedia Error</body></html>")
 
 
 def test_html_page_with_status_200_is_bad_response() -> None:
     page = "<!DOCTYPE html><html><head><title>Wikimedia Error</title></head></html>"
     with pytest.raises(BadResponse, match="not a JSON object"):
-        wikipedia.parse_response(200, {"content-type": "text/html"}, page)
+        parse(200, {"content-type": "text/html"}, page)
 
 
 def test_search_that_is_not_a_list_is_bad_response() -> None:
     with pytest.raises(BadResponse, match=r"query\.search"):
-        wikipedia.parse_response(200, {}, load("search_not_list.json"))
+        parse(200, {}, load("search_not_list.json"))
 
 
 def test_object_without_query_is_bad_response() -> None:
     with pytest.raises(BadResponse):
-        wikipedia.parse_response(200, {}, {"batchcomplete": True})
+        parse(200, {}, {"batchcomplete": True})

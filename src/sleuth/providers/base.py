@@ -1,7 +1,9 @@
 """What a provider is: a capability declaration plus two pure functions.
 
 A provider never performs I/O. `build_request` describes the HTTP call to make and
-`parse_response` turns what came back into `RawHit`s (or raises a `ProviderError`).
+`parse_response` turns what came back into `RawHit`s (or raises a `ProviderError`),
+reading fields through the declarative `FieldMapping` it is handed (loaded from
+`providers/mappings/<name>.yaml` by `sleuth.mapping_files`).
 `sleuth.transport` owns the socket; a test asserts no provider module imports
 httpx, asyncio or redis.
 """
@@ -10,10 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sleuth.contract import TimeRange
 from sleuth.errors import BadResponse, from_status
+
+if TYPE_CHECKING:
+    from sleuth.providers.mapping import FieldMapping
 
 QueryStyle = Literal["keywords", "natural"]
 
@@ -81,7 +86,7 @@ class RawHit:
 
 
 BuildRequest = Callable[[ProviderQuery, ProviderSettings], HttpRequest]
-ParseResponse = Callable[[int, Mapping[str, str], Any], list[RawHit]]
+ParseResponse = Callable[[int, Mapping[str, str], Any, "FieldMapping"], list[RawHit]]
 
 
 @dataclass(frozen=True)
@@ -89,6 +94,8 @@ class Provider:
     info: ProviderInfo
     build_request: BuildRequest
     parse_response: ParseResponse
+    #: Used when no mapping file exists for this provider (providers built in code).
+    default_mapping: FieldMapping | None = None
 
     @property
     def name(self) -> str:

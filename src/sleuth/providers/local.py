@@ -23,8 +23,8 @@ from sleuth.providers.base import (
     RawHit,
     check_status,
     expect_object,
-    text_or_none,
 )
+from sleuth.providers.mapping import FieldMapping, apply
 
 INFO = ProviderInfo(
     name="local",
@@ -46,24 +46,11 @@ def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpReque
     )
 
 
-def parse_response(status: int, headers: Mapping[str, str], body: Any) -> list[RawHit]:
+def parse_response(
+    status: int, headers: Mapping[str, str], body: Any, mapping: FieldMapping
+) -> list[RawHit]:
     check_status(INFO.name, status, headers, body)
-    results = expect_object(INFO.name, body).get("results") or []
-    hits = []
-    for entry in results:
-        if not isinstance(entry, Mapping):
-            continue
-        extras = {key: entry[key] for key in ("path", "score") if key in entry}
-        hits.append(
-            RawHit(
-                url=text_or_none(entry.get("url")),
-                title=text_or_none(entry.get("title")),
-                snippet=text_or_none(entry.get("snippet")),
-                published_at=text_or_none(entry.get("published_at")),
-                fields=extras,
-            )
-        )
-    return hits
+    return apply(mapping, expect_object(INFO.name, body))
 
 
 PROVIDER = Provider(INFO, build_request, parse_response)

@@ -38,8 +38,8 @@ from sleuth.providers.base import (
     RawHit,
     check_status,
     expect_object,
-    text_or_none,
 )
+from sleuth.providers.mapping import FieldMapping, hit_from, records
 
 INFO = ProviderInfo(
     name="searxng",
@@ -64,7 +64,6 @@ _TIME_RANGES: dict[TimeRange, str] = {
 _LANGUAGES = {"zh": "zh", "en": "en"}
 # Per-instance knobs from `providers.searxng.options`, passed through when set.
 _PASSTHROUGH_OPTIONS = ("categories", "engines", "safesearch")
-_EXTRA_FIELDS = ("engine", "engines", "score", "category")
 
 
 def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpRequest:
@@ -95,7 +94,9 @@ def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpReque
     )
 
 
-def parse_response(status: int, headers: Mapping[str, str], body: Any) -> list[RawHit]:
+def parse_response(
+    status: int, headers: Mapping[str, str], body: Any, mapping: FieldMapping
+) -> list[RawHit]:
     if status == 403:
         raise AuthFailed(
             "searxng answered HTTP 403: the instance refuses format=json; "
@@ -105,27 +106,17 @@ def parse_response(status: int, headers: Mapping[str, str], body: Any) -> list[R
         )
     check_status(INFO.name, status, headers, body)
     payload = expect_object(INFO.name, body)
-    results = payload.get("results")
-    if not isinstance(results, list):
+    found = records(mapping, payload)
+    if found is None:
         raise BadResponse(
-            f"searxng answered JSON without a `results` list (got {type(results).__name__})",
+            f"searxng answered JSON whose `{mapping.results}` is not a list",
             provider=INFO.name,
             http_status=status,
         )
-    hits = [_hit(entry) for entry in results if isinstance(entry, Mapping)]
+    hits = [hit_from(mapping, entry) for entry in found if isinstance(entry, Mapping)]
     if not hits:
         _raise_if_every_engine_failed(payload.get("unresponsive_engines"), status)
     return hits
-
-
-def _hit(entry: Mapping[str, Any]) -> RawHit:
-    return RawHit(
-        url=text_or_none(entry.get("url")),
-        title=text_or_none(entry.get("title")),
-        snippet=text_or_none(entry.get("content")),
-        published_at=text_or_none(entry.get("publishedDate")),
-        fields={key: entry[key] for key in _EXTRA_FIELDS if entry.get(key) not in (None, "")},
-    )
 
 
 def _raise_if_every_engine_failed(unresponsive: Any, status: int) -> None:

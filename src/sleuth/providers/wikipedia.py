@@ -24,6 +24,7 @@ CirrusSearch has no date filter, so `time_range` is left to the gateway.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -46,6 +47,7 @@ from sleuth.providers.base import (
     expect_object,
     text_or_none,
 )
+from sleuth.providers.mapping import FieldMapping, hit_from, records
 
 INFO = ProviderInfo(
     name="wikipedia",
@@ -75,7 +77,6 @@ _TITLE_SAFE = ";@$!*(),/~:"
 _RATE_LIMIT_CODES = frozenset({"maxlag", "ratelimited"})
 _UNAVAILABLE_CODES = frozenset({"readonly"})
 _AUTH_CODES = frozenset({"readapidenied", "permissiondenied", "mwoauth-invalid-authorization"})
-_EXTRA_FIELDS = ("pageid", "wordcount", "size")
 
 
 def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpRequest:
@@ -105,42 +106,30 @@ def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpReque
     )
 
 
-def parse_response(status: int, headers: Mapping[str, str], body: Any) -> list[RawHit]:
+def parse_response(
+    status: int, headers: Mapping[str, str], body: Any, mapping: FieldMapping
+) -> list[RawHit]:
     check_status(INFO.name, status, headers, body)
     payload = expect_object(INFO.name, body)
     if "error" in payload or "errors" in payload:
         raise _api_error(payload, status, headers)
-    query = payload.get("query")
-    if not isinstance(query, Mapping) or not isinstance(query.get("search"), list):
+    found = records(mapping, payload)
+    if found is None or not isinstance(payload.get("query"), Mapping):
         raise BadResponse(
-            "wikipedia answered JSON without a `query.search` list",
+            f"wikipedia answered JSON without a `{mapping.results}` list",
             provider=INFO.name,
             http_status=status,
         )
-    site = _article_path(query.get("general"))
-    return [_hit(entry, site) for entry in query["search"] if isinstance(entry, Mapping)]
+    site = _article_path(payload["query"].get("general"))
+    return [_hit(mapping, entry, site) for entry in found if isinstance(entry, Mapping)]
 
 
-def _hit(entry: Mapping[str, Any], site: tuple[str, str] | None) -> RawHit:
-    title = text_or_none(entry.get("title"))
-    # `timestamp` is when the page was last edited, not when it was first published;
-    # it is the only date list=search gives, so it is passed on as sent and also kept
-    # under its true name.
-    timestamp = text_or_none(entry.get("timestamp"))
-    extras: dict[str, Any] = {key: entry[key] for key in _EXTRA_FIELDS if key in entry}
-    if timestamp:
-        extras["last_edited"] = timestamp
-    url = None
-    if site and title:
-        before, after = site
-        url = before + quote(title.replace(" ", "_"), safe=_TITLE_SAFE) + after
-    return RawHit(
-        url=url,
-        title=title,
-        snippet=text_or_none(entry.get("snippet")),  # keeps <span class="searchmatch">
-        published_at=timestamp,
-        fields=extras,
-    )
+def _hit(mapping: FieldMapping, entry: Mapping[str, Any], site: tuple[str, str] | None) -> RawHit:
+    hit = hit_from(mapping, entry)
+    if site is None or hit.title is None:
+        return hit
+    before, after = site
+    return replace(hit, url=before + quote(hit.title.replace(" ", "_"), safe=_TITLE_SAFE) + after)
 
 
 def _article_path(general: Any) -> tuple[str, str] | None:

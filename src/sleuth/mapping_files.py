@@ -1,0 +1,90 @@
+"""Loads the field-mapping YAML files and reloads them when they change on disk.
+
+Built-in mappings ship in `sleuth/providers/mappings/`; a deployment may put its own
+`<provider>.yaml` in `mappings_dir` (sleuth.yaml), which wins. Every file is
+validated when read. A file that breaks after a good load keeps the last good
+mapping and logs why; a file that is broken from the start is a `ConfigError`.
+
+>>> builtin_mapping("searxng").fields["snippet"]
+['content']
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from pydantic import ValidationError
+
+from sleuth.errors import ConfigError
+from sleuth.providers.base import Provider
+from sleuth.providers.mapping import FieldMapping, PathError
+
+BUILTIN_DIR = Path(__file__).parent / "providers" / "mappings"
+
+log = logging.getLogger(__name__)
+
+
+def read_mapping(path: Path) -> FieldMapping:
+    """One mapping file, validated; `ConfigError` names the file and the problem."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read mapping {path}: {exc.strerror}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"mapping {path} is not valid YAML: {exc}") from exc
+    try:
+        return FieldMapping.model_validate(data)
+    except (ValidationError, PathError) as exc:
+        raise ConfigError(f"mapping {path} is invalid: {exc}") from exc
+
+
+def builtin_mapping(provider: str) -> FieldMapping:
+    return read_mapping(BUILTIN_DIR / f"{provider}.yaml")
+
+
+@dataclass
+class _Loaded:
+    path: Path
+    stamp: tuple[int, int]
+    mapping: FieldMapping
+
+
+class MappingFiles:
+    """The mapping of each provider, re-read when its file's mtime or size changes."""
+
+    def __init__(self, override_dir: Path | None = None) -> None:
+        self._dirs = [d for d in (override_dir, BUILTIN_DIR) if d is not None]
+        self._loaded: dict[str, _Loaded] = {}
+
+    def for_provider(self, provider: Provider) -> FieldMapping:
+        path = self._find(provider.name)
+        if path is None:
+            if provider.default_mapping is not None:
+                return provider.default_mapping
+            raise ConfigError(
+                f"no field mapping for provider {provider.name!r}: "
+                f"add {provider.name}.yaml to {' or '.join(map(str, self._dirs))}"
+            )
+        stat = path.stat()
+        stamp = (stat.st_mtime_ns, stat.st_size)
+        loaded = self._loaded.get(provider.name)
+        if loaded is not None and loaded.path == path and loaded.stamp == stamp:
+            return loaded.mapping
+        try:
+            mapping = read_mapping(path)
+        except ConfigError as exc:
+            if loaded is None:
+                raise
+            log.warning("keeping the last good mapping for %s: %s", provider.name, exc.message)
+            loaded.stamp = stamp  # do not re-read a broken file on every search
+            return loaded.mapping
+        self._loaded[provider.name] = _Loaded(path, stamp, mapping)
+        return mapping
+
+    def _find(self, name: str) -> Path | None:
+        return next(
+            (d / f"{name}.yaml" for d in self._dirs if (d / f"{name}.yaml").is_file()), None
+        )

@@ -1,0 +1,153 @@
+"""Declarative field mapping: where each unified field lives in a provider's body.
+
+A mapping file (`providers/mappings/<name>.yaml`) names the path of the result list
+and, for each unified field, the ordered aliases to try; the first present,
+non-empty value wins. A back end that renames a field is fixed by adding the new
+name to the YAML, not by changing code.
+
+    results: web.results
+    fields:
+      url: [url]
+      title: [title]
+      snippet: [description, "extra_snippets[0]"]
+      published_at: [page_age]
+    extras:
+      hostname: [meta_url.hostname]
+      price: [price, zkPrice, minGroupPrice]
+
+Paths are dot-separated keys with optional `[n]` indexes; a key may contain `:`
+(`pagemap.metatags[0].og:description`). Pure: the files are read by
+`sleuth.mapping_files`, which hands the parsed `FieldMapping` in.
+
+>>> mapping = FieldMapping(results="items", fields={"title": ["name", "title"]})
+>>> [hit.title for hit in apply(mapping, {"items": [{"title": "A"}, {"name": "B"}]})]
+['A', 'B']
+>>> lookup({"a": [{"b:c": 1}]}, "a[0].b:c")
+1
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from sleuth.providers.base import RawHit
+
+UnifiedField = Literal["url", "title", "snippet", "published_at"]
+
+_SEGMENT = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
+_INDEX = re.compile(r"\[(\d+)\]")
+
+
+class PathError(ValueError):
+    """A mapping path that cannot be parsed."""
+
+
+@lru_cache(maxsize=1024)
+def parse_path(path: str) -> tuple[str | int, ...]:
+    """`"a.b[0].c"` → `("a", "b", 0, "c")`; raises `PathError` on a malformed path."""
+    steps: list[str | int] = []
+    for part in path.split("."):
+        match = _SEGMENT.fullmatch(part)
+        if not match:
+            raise PathError(f"malformed path {path!r} at {part!r}")
+        steps.append(match.group(1))
+        steps.extend(int(index) for index in _INDEX.findall(match.group(2)))
+    return tuple(steps)
+
+
+def lookup(record: Any, path: str) -> Any:
+    """The value at `path`, or None when any step is missing."""
+    value = record
+    for step in parse_path(path):
+        if isinstance(step, int):
+            if not isinstance(value, list) or step >= len(value):
+                return None
+            value = value[step]
+        elif isinstance(value, Mapping):
+            value = value.get(step)
+        else:
+            return None
+    return value
+
+
+def first_present(record: Any, aliases: Sequence[str]) -> Any:
+    """The first alias whose value is present and not empty."""
+    for alias in aliases:
+        value = lookup(record, alias)
+        if value is not None and value != "" and value != [] and value != {}:
+            return value
+    return None
+
+
+class FieldMapping(BaseModel):
+    """One provider's mapping file, validated."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    results: str = Field(
+        description="Path of the result list in the body ('' for the body itself)."
+    )
+    results_may_be_absent: bool = Field(
+        False, description="True for APIs that omit the list when nothing was found."
+    )
+    fields: dict[UnifiedField, list[str]] = Field(description="Ordered aliases per field.")
+    extras: dict[str, list[str]] = Field(
+        default_factory=dict, description="Stable provider-specific extras, into ResultItem.fields."
+    )
+
+    @field_validator("results")
+    @classmethod
+    def _results_path(cls, value: str) -> str:
+        if value:
+            parse_path(value)
+        return value
+
+    @field_validator("fields", "extras")
+    @classmethod
+    def _alias_paths(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        for name, aliases in value.items():
+            if not aliases:
+                raise ValueError(f"{name}: give at least one alias")
+            for alias in aliases:
+                parse_path(alias)
+        return value
+
+
+def records(mapping: FieldMapping, body: Any) -> list[Any] | None:
+    """The result list the mapping points at; None when the body has another shape."""
+    found = lookup(body, mapping.results) if mapping.results else body
+    if found is None and mapping.results_may_be_absent:
+        return []
+    return found if isinstance(found, list) else None
+
+
+def hit_from(mapping: FieldMapping, record: Any) -> RawHit:
+    """One record as a `RawHit`; text fields that are not strings count as missing."""
+
+    def text(name: UnifiedField) -> str | None:
+        value = first_present(record, mapping.fields.get(name, []))
+        return (value.strip() or None) if isinstance(value, str) else None
+
+    extras = {}
+    for name, aliases in mapping.extras.items():
+        value = first_present(record, aliases)
+        if value is not None:
+            extras[name] = value
+    return RawHit(
+        url=text("url"),
+        title=text("title"),
+        snippet=text("snippet"),
+        published_at=text("published_at"),
+        fields=extras,
+    )
+
+
+def apply(mapping: FieldMapping, body: Any) -> list[RawHit]:
+    """Every record of the body as a `RawHit`; non-object records are skipped."""
+    found = records(mapping, body) or []
+    return [hit_from(mapping, record) for record in found if isinstance(record, Mapping)]

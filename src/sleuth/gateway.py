@@ -293,15 +293,14 @@ class Sleuth:
         conf = self.settings.providers[provider.name]
         started = time.perf_counter()
         try:
-            api_key = None
-            if conf.api_key_env:
-                api_key = os.environ.get(conf.api_key_env) or None
-                if api_key is None:
-                    raise MissingApiKey(
-                        f"{provider.name} needs an API key in ${conf.api_key_env}; skipped",
-                        provider=provider.name,
-                        action="fallback",
-                    )
+            api_key = (os.environ.get(conf.api_key_env) or None) if conf.api_key_env else None
+            if api_key is None and (provider.info.needs_key or conf.api_key_env):
+                where = f"${conf.api_key_env}" if conf.api_key_env else "no api_key_env configured"
+                raise MissingApiKey(
+                    f"{provider.name} needs an API key ({where}); skipped",
+                    provider=provider.name,
+                    action="fallback",
+                )
             query = ProviderQuery(
                 text=rewritten.keywords
                 if provider.info.query_style == "keywords"

@@ -95,3 +95,19 @@ def test_mapping_validation_names_the_problem() -> None:
         FieldMapping.model_validate({"results": "r", "fields": {"title": []}})
     with pytest.raises(ValidationError, match="malformed path"):
         FieldMapping.model_validate({"results": "r", "fields": {"title": ["a..b"]}})
+
+
+def test_a_later_alias_answering_is_recorded_as_a_fallback() -> None:
+    first, second = apply(
+        BRAVE_LIKE,
+        {
+            "web": {
+                "results": [
+                    {"title": "A", "description": "Own."},
+                    {"title": "B", "extra_snippets": ["Extra."]},
+                ]
+            }
+        },
+    )
+    assert first.fell_back == ()
+    assert second.fell_back == ("snippet",)

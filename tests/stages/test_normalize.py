@@ -63,3 +63,10 @@ def test_normalize_keeps_what_was_sent_and_records_positions() -> None:
     assert second.snippet == ""
     assert second.published_at is None  # a future date is not a fact
     assert first.id != second.id
+
+
+def test_a_fallback_in_the_mapping_marks_the_item() -> None:
+    (item,) = normalize(
+        "brave", [RawHit("https://a.example/", "A", "extra", fell_back=("snippet",))], NOW
+    )
+    assert item.degraded is True and item.missing == ["snippet"]

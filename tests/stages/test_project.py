@@ -62,3 +62,14 @@ def test_include_outside_the_optional_tier_is_refused() -> None:
         check_include(["relevance"], ProjectionSettings())
     assert caught.value.allowed == ["url", "published_at"]
     check_include(["relevance"], ProjectionSettings(optional=["url", "relevance"]))
+
+
+def test_a_field_that_fell_back_upstream_is_reported_once() -> None:
+    upstream = item(snippet="From extra snippets.", missing=["snippet"], degraded=True)
+    (projected,) = project([upstream], include=["url"], limit=5, settings=ProjectionSettings())
+    assert projected.snippet == "From extra snippets."
+    assert projected.missing == ["snippet"] and projected.degraded is True
+    (clean,) = project(
+        [item(missing=["published_at"])], include=[], limit=5, settings=ProjectionSettings()
+    )
+    assert clean.degraded is None  # a field not sent is not the agent's concern

@@ -83,6 +83,8 @@ class RawHit:
     snippet: str | None
     published_at: str | None = None
     fields: Mapping[str, Any] = field(default_factory=dict)
+    #: Unified fields whose primary name was missing and a later alias answered.
+    fell_back: tuple[str, ...] = ()
 
 
 BuildRequest = Callable[[ProviderQuery, ProviderSettings], HttpRequest]

@@ -127,11 +127,22 @@ def records(mapping: FieldMapping, body: Any) -> list[Any] | None:
 
 
 def hit_from(mapping: FieldMapping, record: Any) -> RawHit:
-    """One record as a `RawHit`; text fields that are not strings count as missing."""
+    """One record as a `RawHit`; text fields that are not strings count as missing.
+
+    A field answered by a later alias than its first is listed in `fell_back`, so
+    the item can say it is degraded (its primary field was missing).
+    """
+    fell_back: list[str] = []
 
     def text(name: UnifiedField) -> str | None:
-        value = first_present(record, mapping.fields.get(name, []))
-        return (value.strip() or None) if isinstance(value, str) else None
+        aliases = mapping.fields.get(name, [])
+        for position, alias in enumerate(aliases):
+            value = lookup(record, alias)
+            if isinstance(value, str) and value.strip():
+                if position > 0:
+                    fell_back.append(name)
+                return value.strip()
+        return None
 
     extras = {}
     for name, aliases in mapping.extras.items():
@@ -144,6 +155,7 @@ def hit_from(mapping: FieldMapping, record: Any) -> RawHit:
         snippet=text("snippet"),
         published_at=text("published_at"),
         fields=extras,
+        fell_back=tuple(fell_back),
     )
 
 

@@ -81,6 +81,8 @@ def normalize(provider: str, hits: Sequence[RawHit], now: datetime) -> list[Resu
                 published_at=published,
                 freshness=freshness_of(published, now),
                 fields=dict(hit.fields),
+                degraded=bool(hit.fell_back),
+                missing=list(hit.fell_back),
             )
         )
     return items

@@ -1,10 +1,12 @@
 """Projection: each result down to the fields the agent needs, and nothing invented.
 
 The always tier is sent for every item; optional-tier fields join when the request
-names them in `include`; everything else is dropped. A missing or empty field
-falls back in a fixed order and the item says so with `degraded` and `missing`:
-`snippet` → `title` → `""`; `url` and `published_at` → `null`. Projection only
-projects; it judges nothing.
+names them in `include` (or the gateway adds them for the query's intent);
+everything else is dropped. A missing or empty field falls back in a fixed order
+and the item says so with `degraded` and `missing`: `snippet` → the provider's
+other snippet-like fields (the mapping's later aliases) → `title` → `""`;
+`published_at` → the provider's other date fields → `null`; `url` → `null`. No
+value is ever invented. Projection only projects; it judges nothing.
 """
 
 from __future__ import annotations
@@ -55,8 +57,12 @@ def check_include(include: Sequence[str], settings: ProjectionSettings) -> None:
 
 def _project_one(item: ResultItem, fields: Sequence[str]) -> ProjectedItem:
     values: dict[str, Any] = {}
-    missing: list[str] = []
+    # Fields whose primary source was already missing upstream (a later alias answered).
+    missing: list[str] = [name for name in item.missing if name in fields]
     for name in fields:
+        if name in missing:
+            values[name] = getattr(item, name)
+            continue
         value = getattr(item, name)
         if name == "snippet" and not value:
             value = item.title  # a title says more than nothing; the item is marked degraded

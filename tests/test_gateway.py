@@ -303,3 +303,24 @@ async def test_replayed_duplicates_come_back_once_and_different_pages_stay_two()
     assert not any("Ad ·" in item.title for item in response.results)
     assert response.providers["searxng"].results == 8
     assert response.errors == []
+
+
+@pytest.mark.parametrize(
+    ("query", "by_intent", "added"),
+    [
+        ("latest solar panel records", True, {"published_at"}),
+        ("最新的太阳能电池效率纪录", True, {"published_at"}),
+        ("solar panel records, cite your sources", True, {"url"}),
+        ("太阳能电池效率纪录 给出来源", True, {"url"}),
+        ("solar panel records", True, set()),
+        ("latest solar panel records", False, set()),
+    ],
+)
+async def test_the_querys_intent_brings_optional_fields(
+    fakes: dict[str, Provider], query: str, by_intent: bool, added: set[str]
+) -> None:
+    cassette = Cassette().add("alpha", query, body={"results": [hit(1, days_old=1)]})
+    served = settings(chain=["alpha"], projection={"by_intent": by_intent})
+    response = await Sleuth(served, cassette.transport()).search(query)
+    (item,) = response.results
+    assert set(item.model_dump()) == {"title", "snippet", *added}

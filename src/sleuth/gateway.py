@@ -56,7 +56,7 @@ from sleuth.stages.guard import guard
 from sleuth.stages.normalize import normalize
 from sleuth.stages.project import check_include, project
 from sleuth.stages.rank import rank
-from sleuth.stages.rewrite import Rewritten, rewrite
+from sleuth.stages.rewrite import Rewritten, asks_for_sources, is_time_sensitive, rewrite
 from sleuth.stages.scope import filter_domains, filter_time_range
 from sleuth.transport import HttpTransport, RecordingTransport, ReplayTransport, Transport
 
@@ -202,7 +202,8 @@ class Sleuth:
         with timer.stage("rank"):
             candidates = rank(candidates, rewritten.terms, settings.rank)
         with timer.stage("project"):
-            results = project(candidates, req.include, req.max_results, settings.projection)
+            include = self._include_for(req, guarded.text, now)
+            results = project(candidates, include, req.max_results, settings.projection)
 
         errors = merged.errors
         if not results:
@@ -225,6 +226,17 @@ class Sleuth:
             cache="miss",
             timings=timer.timings,
         )
+
+    def _include_for(self, req: SearchRequest, query: str, now: datetime) -> list[str]:
+        """The request's `include`, plus what the query's intent asks for."""
+        include: list[str] = list(req.include)
+        projection = self.settings.projection
+        if projection.by_intent:
+            if is_time_sensitive(query, current_year=now.year):
+                include.append("published_at")
+            if asks_for_sources(query):
+                include.append("url")
+        return [name for name in dict.fromkeys(include) if name in projection.optional]
 
     def _choose_providers(self, req: SearchRequest) -> list[Provider]:
         enabled = [name for name, conf in self.settings.providers.items() if conf.enabled]

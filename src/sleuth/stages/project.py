@@ -34,6 +34,11 @@ class ProjectionSettings(BaseModel):
     max_items: int = Field(
         20, ge=1, le=20, description="Upper bound on results, whatever is asked."
     )
+    by_intent: bool = Field(
+        True,
+        description="Add published_at to time-sensitive queries (最新, latest) and url to "
+        "queries that ask for sources (来源, cite), when the optional tier has them.",
+    )
 
     @model_validator(mode="after")
     def _always_is_text(self) -> ProjectionSettings:

@@ -93,6 +93,11 @@ TIME_SENSITIVE_ZH = (
     "最新", "今天", "今日", "昨天", "明天", "今晚", "现在", "目前", "当前", "本周", "这周",
     "本月", "这个月", "今年", "最近", "近期", "实时", "刚刚",
 )
+SOURCE_REQUEST_ZH = ("来源", "出处", "链接", "网址", "引用", "原文", "参考资料")
+SOURCE_REQUEST_EN = (
+    "source", "sources", "link", "links", "url", "urls", "cite", "citation", "citations",
+    "reference", "references",
+)
 TIME_SENSITIVE_EN = (
     "latest", "today", "tonight", "yesterday", "tomorrow", "now", "current", "currently",
     "recent", "recently", "this week", "this month", "this year", "breaking", "live",
@@ -239,15 +244,31 @@ def is_time_sensitive(query: str, *, current_year: int | None = None) -> bool:
     (True, False)
     """
     text = _normalise(query).casefold()
-    if any(marker in text for marker in TIME_SENSITIVE_ZH):
-        return True
-    words = "|".join(re.escape(marker) for marker in TIME_SENSITIVE_EN)
-    if re.search(rf"(?<![^\W_])(?:{words})(?![^\W_])", text):
+    if _mentions(text, TIME_SENSITIVE_ZH, TIME_SENSITIVE_EN):
         return True
     if current_year is not None:
         years = (int(year) for year in re.findall(r"(?<!\d)((?:19|20)\d{2})(?!\d)", text))
         return any(year >= current_year for year in years)
     return False
+
+
+def asks_for_sources(query: str) -> bool:
+    """Whether the query asks where the answer comes from (来源, 出处, sources, cite, ...).
+
+    Used to bring `url` into the projection.
+
+    >>> asks_for_sources("给出来源：长城有多长"), asks_for_sources("resource limits")
+    (True, False)
+    """
+    return _mentions(_normalise(query).casefold(), SOURCE_REQUEST_ZH, SOURCE_REQUEST_EN)
+
+
+def _mentions(text: str, zh: Sequence[str], en: Sequence[str]) -> bool:
+    """Chinese markers anywhere; English ones as whole words."""
+    if any(marker in text for marker in zh):
+        return True
+    words = "|".join(re.escape(marker) for marker in en)
+    return re.search(rf"(?<![^\W_])(?:{words})(?![^\W_])", text) is not None
 
 
 # ---------------------------------------------------------------------------

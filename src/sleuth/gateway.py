@@ -48,7 +48,7 @@ from sleuth.errors import (
     SearchError,
 )
 from sleuth.mapping_files import MappingFiles
-from sleuth.providers.base import Provider, ProviderQuery, ProviderSettings, RawHit
+from sleuth.providers.base import HttpRequest, Provider, ProviderQuery, ProviderSettings, RawHit
 from sleuth.providers.mapping import FieldMapping
 from sleuth.stages.clean import clean
 from sleuth.stages.dedupe import dedupe
@@ -58,7 +58,13 @@ from sleuth.stages.project import check_include, project
 from sleuth.stages.rank import rank
 from sleuth.stages.rewrite import Rewritten, asks_for_sources, is_time_sensitive, rewrite
 from sleuth.stages.scope import filter_domains, filter_time_range
-from sleuth.transport import HttpTransport, RecordingTransport, ReplayTransport, Transport
+from sleuth.transport import (
+    HttpTransport,
+    RawResponse,
+    RecordingTransport,
+    ReplayTransport,
+    Transport,
+)
 
 
 def parse_request(data: SearchRequest | Mapping[str, Any]) -> SearchRequest:
@@ -305,31 +311,7 @@ class Sleuth:
         conf = self.settings.providers[provider.name]
         started = time.perf_counter()
         try:
-            api_key = (os.environ.get(conf.api_key_env) or None) if conf.api_key_env else None
-            if api_key is None and (provider.info.needs_key or conf.api_key_env):
-                where = f"${conf.api_key_env}" if conf.api_key_env else "no api_key_env configured"
-                raise MissingApiKey(
-                    f"{provider.name} needs an API key ({where}); skipped",
-                    provider=provider.name,
-                    action="fallback",
-                )
-            query = ProviderQuery(
-                text=rewritten.keywords
-                if provider.info.query_style == "keywords"
-                else guarded_text,
-                original=req.query,
-                max_results=max(req.max_results, self.settings.per_provider_results),
-                language=rewritten.language,
-                time_range=req.time_range if provider.info.time_range else "any",
-                domain_filter=tuple(req.domain_filter) if provider.info.domain_filter else (),
-            )
-            provider_settings = ProviderSettings(
-                base_url=conf.base_url,
-                timeout_s=conf.timeout_s,
-                api_key=api_key,
-                options=conf.options,
-            )
-            http_request = provider.build_request(query, provider_settings)
+            http_request = self._request_for(provider, req, guarded_text, rewritten)
             timeout = max(0.05, min(conf.timeout_s, deadline - time.perf_counter()))
             response = await self.transport.send(provider.name, req.query, http_request, timeout)
             hits = provider.parse_response(
@@ -344,6 +326,45 @@ class Sleuth:
         return _Outcome(
             provider.name, hits=hits, latency_ms=latency, status="ok" if hits else "empty"
         )
+
+    def _request_for(
+        self, provider: Provider, req: SearchRequest, guarded_text: str, rewritten: Rewritten
+    ) -> HttpRequest:
+        """The provider's description of its call; `MissingApiKey` when it has no key."""
+        conf = self.settings.providers[provider.name]
+        api_key = (os.environ.get(conf.api_key_env) or None) if conf.api_key_env else None
+        if api_key is None and (provider.info.needs_key or conf.api_key_env):
+            where = f"${conf.api_key_env}" if conf.api_key_env else "no api_key_env configured"
+            raise MissingApiKey(
+                f"{provider.name} needs an API key ({where}); skipped",
+                provider=provider.name,
+                action="fallback",
+            )
+        natural = provider.info.query_style == "natural"
+        query = ProviderQuery(
+            text=guarded_text if natural else rewritten.keywords,
+            original=req.query,
+            max_results=max(req.max_results, self.settings.per_provider_results),
+            language=rewritten.language,
+            time_range=req.time_range if provider.info.time_range else "any",
+            domain_filter=tuple(req.domain_filter) if provider.info.domain_filter else (),
+        )
+        settings = ProviderSettings(
+            base_url=conf.base_url, timeout_s=conf.timeout_s, api_key=api_key, options=conf.options
+        )
+        return provider.build_request(query, settings)
+
+    async def fetch_raw(
+        self, provider_name: str, request: SearchRequest | Mapping[str, Any] | str
+    ) -> RawResponse:
+        """One provider's answer exactly as it came back, unparsed (`sleuth fields profile`)."""
+        req = parse_request({"query": request} if isinstance(request, str) else request)
+        guarded = guard(req.query, self.settings.guard)
+        rewritten = rewrite(guarded.text, req.context, self.settings.rewrite)
+        (provider,) = self._choose_providers(req.model_copy(update={"providers": [provider_name]}))
+        http_request = self._request_for(provider, req, guarded.text, rewritten)
+        timeout = self.settings.providers[provider.name].timeout_s
+        return await self.transport.send(provider.name, req.query, http_request, timeout)
 
     def _merge(self, outcomes: list[_Outcome], req: SearchRequest, now: datetime) -> _Merged:
         """All providers' hits as one candidate list, with what each provider did."""

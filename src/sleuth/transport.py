@@ -222,6 +222,24 @@ class RecordingTransport:
         await self._inner.aclose()
 
 
+class CapturingTransport:
+    """Passes calls to `inner` and keeps each answer in memory, by provider."""
+
+    def __init__(self, inner: Transport) -> None:
+        self._inner = inner
+        self.captured: dict[str, RawResponse] = {}
+
+    async def send(
+        self, provider: str, query: str, request: HttpRequest, timeout_s: float
+    ) -> RawResponse:
+        response = await self._inner.send(provider, query, request, timeout_s)
+        self.captured[provider] = response
+        return response
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
 def read_cassette(path: Path) -> list[dict[str, Any]]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()

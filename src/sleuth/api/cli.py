@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from sleuth import kb
+from sleuth.api import cli_fields
 from sleuth.config import load_settings
 from sleuth.contract import SCHEMAS, SearchResponse
 from sleuth.errors import ConfigError, InvalidRequest, SearchError
@@ -29,6 +30,8 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+app.add_typer(cli_fields.app, name="fields")
 
 
 def out() -> Console:

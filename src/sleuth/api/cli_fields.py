@@ -1,0 +1,230 @@
+"""`sleuth fields profile` and `sleuth fields compare`: decide which fields to keep, and
+prove the saving. The analysis is in `sleuth.field_profile`; this module fetches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from sleuth import providers as registry
+from sleuth.config import Settings, load_settings
+from sleuth.errors import ReplayMiss, SearchError
+from sleuth.field_profile import Comparison, measure, profile, suggest_projection
+from sleuth.gateway import Sleuth
+from sleuth.transport import CapturingTransport, ReplayTransport, Transport, read_cassette
+
+app = typer.Typer(help="Profile provider fields and measure what projection saves.")
+
+
+def _console() -> Console:
+    return Console(soft_wrap=True)
+
+
+def _settings(config: Path | None, replay: Path | None) -> Settings:
+    try:
+        return load_settings(config, **({"replay": replay} if replay else {}))
+    except SearchError as exc:
+        Console(stderr=True).print(f"error: {exc.message}", highlight=False, markup=False)
+        raise typer.Exit(1) from None
+
+
+@app.command("profile")
+def profile_command(
+    provider: Annotated[str, typer.Option("--provider", help="The back end to profile.")],
+    query: Annotated[str, typer.Option("--query", help="The query to send.")],
+    runs: Annotated[int, typer.Option("--runs", min=1, max=50, help="How many calls.")] = 3,
+    replay: Annotated[
+        Path | None, typer.Option("--replay", help="Answer from this cassette.")
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", help="Folder for raw bodies and the suggestion.")
+    ] = Path("profiles"),
+    config: Annotated[Path | None, typer.Option("--config")] = None,
+) -> None:
+    """Save raw bodies, list every field path, split stable from occasional fields."""
+    settings = _settings(config, replay)
+    bodies = asyncio.run(_fetch_bodies(settings, provider, query, runs))
+    if not bodies:
+        Console(stderr=True).print(
+            f"error: {provider} answered no body for {query!r}", markup=False
+        )
+        raise typer.Exit(2)
+    mapping = Sleuth(settings).mappings.for_provider(registry.get(provider))
+    out.mkdir(parents=True, exist_ok=True)
+    for number, body in enumerate(bodies, start=1):
+        (out / f"{provider}-{number}.json").write_text(
+            json.dumps(body, ensure_ascii=False, indent=2), encoding="utf-8"
+        )
+    found = profile(bodies, mapping)
+    table = Table(title=f"{provider}: {found.runs} run(s), {found.results} result(s)")
+    for column in ("field path (per result)", "present in", "kind", "samples"):
+        table.add_column(column)
+    for path, stat in sorted(found.result_fields.items()):
+        kind = "stable" if path in found.stable else "occasional"
+        table.add_row(path, f"{stat.present_in}/{found.results}", kind, " | ".join(stat.samples))
+    console = _console()
+    console.print(table)
+    top = ", ".join(sorted(found.top_level))
+    console.print(f"top-level fields: {top or '(none)'}", highlight=False)
+    suggestion = suggest_projection(found, mapping, provider)
+    (out / f"{provider}-projection.yaml").write_text(suggestion, encoding="utf-8")
+    console.print(suggestion, highlight=False, markup=False)
+    console.print(f"raw bodies and the suggestion are in {out}/", highlight=False)
+
+
+async def _fetch_bodies(settings: Settings, provider: str, query: str, runs: int) -> list[Any]:
+    bodies = []
+    async with Sleuth(settings) as sleuth:
+        for _ in range(runs):
+            try:
+                response = await sleuth.fetch_raw(provider, query)
+            except ReplayMiss:
+                break  # the cassette holds fewer runs than asked: profile those
+            bodies.append(response.body)
+    return bodies
+
+
+async def compare_queries(
+    settings: Settings,
+    queries: Sequence[str],
+    providers: Sequence[str] | None,
+    citing: bool,
+    cassette: Sequence[dict[str, Any]] | None = None,
+) -> list[Comparison]:
+    """Search each query; compare the raw bodies with the projected results.
+
+    With a cassette, every search replays from a fresh copy of it, so the same
+    recorded bodies serve the plain and the citing run.
+    """
+    comparisons = []
+    for query in queries:
+        inner: Transport = (
+            ReplayTransport(cassette) if cassette is not None else Sleuth(settings).transport
+        )
+        capturing = CapturingTransport(inner)
+        request: dict[str, Any] = {"query": query, "max_results": 10}
+        if providers:
+            request["providers"] = list(providers)
+        if citing:
+            request["include"] = ["url"]
+        async with Sleuth(settings, capturing) as sleuth:
+            response = await sleuth.search(request)
+        await capturing.aclose()
+        raw = {
+            name: answer.body for name, answer in capturing.captured.items() if answer.status == 200
+        }
+        mappings = {name: sleuth.mappings.for_provider(registry.get(name)) for name in raw}
+        projected = [item.model_dump(mode="json") for item in response.results]
+        comparisons.append(measure(query, raw, mappings, projected, citing))
+    return comparisons
+
+
+@app.command("compare")
+def compare_command(
+    queries: Annotated[Path, typer.Option("--queries", help="A file with one query per line.")],
+    replay: Annotated[
+        Path | None, typer.Option("--replay", help="Answer from this cassette.")
+    ] = None,
+    providers: Annotated[
+        str | None, typer.Option("--providers", help="Comma-separated back ends.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+    config: Annotated[Path | None, typer.Option("--config")] = None,
+) -> None:
+    """Characters and tokens of raw bodies versus projected results, and answer coverage."""
+    settings = _settings(config, None)
+    lines = [line.strip() for line in queries.read_text(encoding="utf-8").splitlines()]
+    wanted = [line for line in lines if line and not line.startswith("#")]
+    chosen = [name.strip() for name in providers.split(",")] if providers else None
+    cassette = read_cassette(replay) if replay else None
+    plain = asyncio.run(compare_queries(settings, wanted, chosen, citing=False, cassette=cassette))
+    citing = asyncio.run(compare_queries(settings, wanted, chosen, citing=True, cassette=cassette))
+    if as_json:
+        payload = {
+            "plain": [
+                asdict(c) | {"reduction": c.reduction, "coverage": c.coverage} for c in plain
+            ],
+            "citing": [
+                asdict(c) | {"reduction": c.reduction, "coverage": c.coverage} for c in citing
+            ],
+            "totals": {"plain": totals(plain), "citing": totals(citing)},
+        }
+        _console().print_json(json.dumps(payload, ensure_ascii=False))
+        return
+    print_comparison(_console(), plain, citing)
+
+
+def totals(comparisons: Sequence[Comparison]) -> dict[str, float]:
+    raw = sum(c.raw_chars for c in comparisons)
+    projected = sum(c.projected_chars for c in comparisons)
+    items = sum(c.projected_items for c in comparisons)
+    answering = sum(c.answering_items for c in comparisons)
+    return {
+        "raw_chars": raw,
+        "raw_tokens": sum(c.raw_tokens for c in comparisons),
+        "projected_chars": projected,
+        "projected_tokens": sum(c.projected_tokens for c in comparisons),
+        "reduction": 1 - projected / raw if raw else 0.0,
+        "raw_items": sum(c.raw_items for c in comparisons),
+        "projected_items": items,
+        "coverage": answering / items if items else 1.0,
+    }
+
+
+def print_comparison(
+    console: Console, plain: Sequence[Comparison], citing: Sequence[Comparison]
+) -> None:
+    table = Table(title="raw provider bodies vs projected results")
+    columns = (
+        "query",
+        "providers",
+        "raw chars",
+        "raw ~tokens",
+        "items raw→kept",
+        "projected chars",
+        "saved",
+        "answering",
+        "with url: chars",
+        "saved",
+        "answering",
+    )
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for a, b in zip(plain, citing, strict=True):
+        table.add_row(
+            a.query,
+            ",".join(a.providers),
+            str(a.raw_chars),
+            str(a.raw_tokens),
+            f"{a.raw_items}→{a.projected_items}",
+            str(a.projected_chars),
+            f"{a.reduction:.0%}",
+            f"{a.coverage:.0%}",
+            str(b.projected_chars),
+            f"{b.reduction:.0%}",
+            f"{b.coverage:.0%}",
+        )
+    p, c = totals(plain), totals(citing)
+    table.add_row(
+        "all",
+        "",
+        str(p["raw_chars"]),
+        str(p["raw_tokens"]),
+        f"{p['raw_items']}→{p['projected_items']}",
+        str(p["projected_chars"]),
+        f"{p['reduction']:.0%}",
+        f"{p['coverage']:.0%}",
+        str(c["projected_chars"]),
+        f"{c['reduction']:.0%}",
+        f"{c['coverage']:.0%}",
+    )
+    console.print(table)

@@ -81,3 +81,14 @@ def test_documented_example_config_loads() -> None:
     example = Path(__file__).parents[1] / "docs" / "sleuth.example.yaml"
     settings = load_settings(example)
     assert settings.chain
+
+
+def test_overrides_are_validated_and_win_over_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SLEUTH_DEADLINE_S", "9")
+    settings = load_settings(None, replay=str(tmp_path / "c.jsonl"), deadline_s="4")
+    assert settings.replay == tmp_path / "c.jsonl"
+    assert settings.deadline_s == 4.0
+    with pytest.raises(ConfigError, match="deadline_s"):
+        load_settings(None, deadline_s=0)

@@ -324,3 +324,15 @@ async def test_the_querys_intent_brings_optional_fields(
     response = await Sleuth(served, cassette.transport()).search(query)
     (item,) = response.results
     assert set(item.model_dump()) == {"title", "snippet", *added}
+
+
+async def test_a_native_domain_filter_is_still_enforced(fakes: dict[str, Provider]) -> None:
+    # beta filters natively, but an engine may treat site: as a hint
+    cassette = Cassette().add(
+        "beta", "q", body={"results": [hit(1, site="docs.python.org"), hit(2, site="spam.example")]}
+    )
+    response = await Sleuth(settings(chain=["beta"]), cassette.transport()).search(
+        {"query": "q", "domain_filter": ["python.org"], "include": ["url"]}
+    )
+    assert [item.url for item in response.results] == ["https://docs.python.org/page-1"]
+    assert response.degradations == []

@@ -3,12 +3,20 @@
 import json
 import time
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from sleuth.errors import BadResponse, ProviderTimeout, ProviderUnavailable, ReplayMiss
+from sleuth.errors import (
+    BadResponse,
+    ProviderRejected,
+    ProviderTimeout,
+    ProviderUnavailable,
+    RateLimited,
+    ReplayMiss,
+)
 from sleuth.providers.base import HttpRequest
 from sleuth.testing import Cassette
 from sleuth.transport import HttpTransport, RecordingTransport, ReplayTransport
@@ -135,3 +143,97 @@ async def test_recording_writes_replayable_lines_without_secrets(
     assert "sk-live-123" not in line and "secret" not in line
     replayed = await ReplayTransport.from_file(cassette).send("brave", "original words", request, 1)
     assert replayed.body == {"n": 1}
+
+
+# --- ddgs: DuckDuckGo through its library, behind the same error mapping ----------------
+
+DDG_REQUEST = HttpRequest(
+    "GET",
+    "ddgs:text",
+    {
+        "q": "python 3.13",
+        "region": "us-en",
+        "safesearch": "moderate",
+        "max_results": "10",
+        "backend": "duckduckgo",
+    },
+)
+
+
+class FakeDDGS:
+    """Stands in for ddgs.DDGS: records how it was built and called, answers as told."""
+
+    answer: ClassVar[object] = None
+    built: ClassVar[dict[str, object]] = {}
+    called: ClassVar[dict[str, object]] = {}
+
+    def __init__(self, **kwargs: object) -> None:
+        FakeDDGS.built = kwargs
+
+    def text(self, query: str, **kwargs: object) -> object:
+        FakeDDGS.called = {"query": query, **kwargs}
+        if isinstance(FakeDDGS.answer, BaseException):
+            raise FakeDDGS.answer
+        if FakeDDGS.answer == "slow":
+            time.sleep(0.5)
+            return []
+        return FakeDDGS.answer
+
+
+@pytest.fixture
+def ddg(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> HttpTransport:
+    import ddgs
+
+    monkeypatch.setattr(ddgs, "DDGS", FakeDDGS)
+    return HttpTransport(kb_path=tmp_path / "kb.sqlite", egress_proxy="http://proxy.internal:3128")
+
+
+async def test_ddgs_results_come_back_as_a_json_body_through_the_proxy(ddg: HttpTransport) -> None:
+    FakeDDGS.answer = [
+        {
+            "title": "What's New In Python 3.13",
+            "href": "https://docs.python.org/3/whatsnew/3.13.html",
+            "body": "…",
+        }
+    ]
+    response = await ddg.send("duckduckgo", "python 3.13", DDG_REQUEST, 2.0)
+    assert response.status == 200
+    assert response.body == {"results": FakeDDGS.answer}
+    assert FakeDDGS.built == {"proxy": "http://proxy.internal:3128", "timeout": 2}
+    assert FakeDDGS.called == {
+        "query": "python 3.13", "region": "us-en", "safesearch": "moderate",
+        "timelimit": None, "max_results": 10, "backend": "duckduckgo",
+    }  # fmt: skip
+
+
+async def test_ddgs_no_results_is_an_empty_list(ddg: HttpTransport) -> None:
+    from ddgs.exceptions import DDGSException
+
+    FakeDDGS.answer = DDGSException("No results found.")
+    response = await ddg.send("duckduckgo", "q", DDG_REQUEST, 2.0)
+    assert response.body == {"results": []}
+
+
+async def test_ddgs_errors_map_to_the_contract(ddg: HttpTransport) -> None:
+    from ddgs.exceptions import DDGSException, RatelimitException, TimeoutException
+
+    cases = [
+        (RatelimitException("202 Ratelimit"), RateLimited),
+        (TimeoutException("timed out"), ProviderTimeout),
+        (DDGSException(TimeoutException("read timed out")), ProviderTimeout),
+        (DDGSException("ConnectError: dns"), ProviderUnavailable),
+        (DDGSException("query is mandatory."), ProviderRejected),
+    ]
+    for raised, expected in cases:
+        FakeDDGS.answer = raised
+        with pytest.raises(expected) as caught:
+            await ddg.send("duckduckgo", "q", DDG_REQUEST, 2.0)
+        assert caught.value.provider == "duckduckgo"
+
+
+async def test_ddgs_slower_than_the_timeout_is_cut(ddg: HttpTransport) -> None:
+    FakeDDGS.answer = "slow"
+    started = time.perf_counter()
+    with pytest.raises(ProviderTimeout):
+        await ddg.send("duckduckgo", "q", DDG_REQUEST, 0.1)
+    assert time.perf_counter() - started < 0.4

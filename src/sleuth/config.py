@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from sleuth.errors import ConfigError
@@ -52,6 +52,20 @@ def default_providers() -> dict[str, ProviderConfig]:
         "local": ProviderConfig(base_url="kb:search", timeout_s=2.0),
         "searxng": ProviderConfig(enabled=False, base_url="http://localhost:8888"),
         "wikipedia": ProviderConfig(base_url="https://{lang}.wikipedia.org/w/api.php"),
+        "duckduckgo": ProviderConfig(base_url="ddgs:text"),
+        "brave": ProviderConfig(
+            base_url="https://api.search.brave.com/res/v1/web/search", api_key_env="BRAVE_API_KEY"
+        ),
+        "google": ProviderConfig(
+            base_url="https://www.googleapis.com/customsearch/v1", api_key_env="GOOGLE_API_KEY"
+        ),
+        "serpapi": ProviderConfig(
+            base_url="https://serpapi.com/search", api_key_env="SERPAPI_API_KEY"
+        ),
+        "tavily": ProviderConfig(
+            base_url="https://api.tavily.com/search", api_key_env="TAVILY_API_KEY"
+        ),
+        "exa": ProviderConfig(base_url="https://api.exa.ai/search", api_key_env="EXA_API_KEY"),
     }
 
 
@@ -148,6 +162,22 @@ def config_path(explicit: Path | None = None) -> Path | None:
     return local if local.is_file() else None
 
 
+def _validated(overrides: dict[str, Any]) -> dict[str, Any]:
+    """Overrides checked field by field; they win over file and environment alike."""
+    checked = {}
+    for name, value in overrides.items():
+        field = Settings.model_fields.get(name)
+        if field is None:
+            raise ConfigError(f"unknown setting {name!r}")
+        # The field's own constraints (gt=0 and the like) come along in its metadata.
+        adapter: TypeAdapter[Any] = TypeAdapter(field.rebuild_annotation())
+        try:
+            checked[name] = adapter.validate_python(value)
+        except ValidationError as exc:
+            raise ConfigError(f"{name}: {exc.errors()[0]['msg']}") from exc
+    return checked
+
+
 def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
     """Read the settings; `overrides` (e.g. replay=...) win over file and environment."""
     source = config_path(path)
@@ -165,7 +195,7 @@ def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
     try:
         settings = Settings(**data)
         if overrides:
-            settings = settings.model_copy(update=overrides)
+            settings = settings.model_copy(update=_validated(overrides))
     except ValidationError as exc:
         where = f"config {source}" if source else "settings"
         problems = "; ".join(

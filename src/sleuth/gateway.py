@@ -14,6 +14,7 @@ answer; each emulated filter and each failure is a `Degradation` with its reason
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import time
 import uuid
@@ -65,6 +66,8 @@ from sleuth.transport import (
     ReplayTransport,
     Transport,
 )
+
+log = logging.getLogger(__name__)
 
 
 def parse_request(data: SearchRequest | Mapping[str, Any]) -> SearchRequest:
@@ -322,6 +325,14 @@ class Sleuth:
             status: ProviderStatus = "skipped" if isinstance(exc, MissingApiKey) else "error"
             latency = (time.perf_counter() - started) * 1000
             return _Outcome(provider.name, error=exc, latency_ms=latency, status=status)
+        except Exception as exc:  # a bug or a changed back end: one provider, not the search
+            log.exception("provider %s failed unexpectedly", provider.name)
+            latency = (time.perf_counter() - started) * 1000
+            error = ProviderError(
+                f"{provider.name} failed unexpectedly: {type(exc).__name__}: {exc}"[:500],
+                provider=provider.name,
+            )
+            return _Outcome(provider.name, error=error, latency_ms=latency, status="error")
         latency = (time.perf_counter() - started) * 1000
         return _Outcome(
             provider.name, hits=hits, latency_ms=latency, status="ok" if hits else "empty"
@@ -400,7 +411,11 @@ class Sleuth:
         now: datetime,
         degradations: list[Degradation],
     ) -> list[ResultItem]:
-        if req.domain_filter and not provider.info.domain_filter:
+        if req.domain_filter and provider.info.domain_filter:
+            # Native filters are often operators (site:) that engines treat as hints:
+            # a result from another domain never reaches the agent either way.
+            items = filter_domains(items, req.domain_filter)
+        elif req.domain_filter:
             kept = filter_domains(items, req.domain_filter)
             degradations.append(
                 Degradation(

@@ -1,8 +1,10 @@
 """The only place that performs provider I/O.
 
 `HttpTransport` sends a provider's `HttpRequest` with one shared httpx client
-(connection reuse, per-call timeouts, the optional egress proxy) and answers `kb:`
-requests from the local index. `ReplayTransport` answers from a JSON Lines
+(connection reuse, per-call timeouts, the optional egress proxy), answers `kb:`
+requests from the local index, and `ddgs:` requests through the ddgs library
+(DuckDuckGo has no JSON API; the library is the one I/O sleuth hands away, behind
+the same proxy, timeout and error mapping). `ReplayTransport` answers from a JSON Lines
 cassette and never touches the network; `RecordingTransport` wraps another
 transport and appends every exchange to a cassette. httpx errors become
 `SearchError`s here, in one place.
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
@@ -33,8 +36,11 @@ from sleuth import kb
 from sleuth.errors import (
     BadResponse,
     ConfigError,
+    ProviderError,
+    ProviderRejected,
     ProviderTimeout,
     ProviderUnavailable,
+    RateLimited,
     ReplayMiss,
 )
 from sleuth.providers.base import HttpRequest
@@ -85,6 +91,7 @@ class HttpTransport:
         client: httpx.AsyncClient | None = None,
     ) -> None:
         self._kb_path = kb_path
+        self._proxy = egress_proxy
         self._max_body_bytes = max_body_bytes
         self._client = client or httpx.AsyncClient(
             proxy=egress_proxy,
@@ -99,6 +106,8 @@ class HttpTransport:
         started = time.perf_counter()
         if request.url.startswith("kb:"):
             response = await self._from_index(request)
+        elif request.url.startswith("ddgs:"):
+            response = await self._from_ddgs(provider, request, timeout_s)
         else:
             response = await self._over_http(provider, request, timeout_s)
         elapsed = (time.perf_counter() - started) * 1000
@@ -109,6 +118,24 @@ class HttpTransport:
         results = await asyncio.to_thread(
             kb.search, self._kb_path, request.params.get("q", ""), limit
         )
+        return RawResponse(200, {"content-type": "application/json"}, {"results": results})
+
+    async def _from_ddgs(
+        self, provider: str, request: HttpRequest, timeout_s: float
+    ) -> RawResponse:
+        from ddgs.exceptions import DDGSException
+
+        params = request.params
+        try:
+            results = await asyncio.wait_for(
+                asyncio.to_thread(_ddgs_text, params, self._proxy, timeout_s), timeout_s
+            )
+        except TimeoutError as exc:
+            raise ProviderTimeout(
+                f"{provider} did not answer within {timeout_s:.1f}s", provider=provider
+            ) from exc
+        except DDGSException as exc:
+            raise _ddgs_error(provider, exc) from exc
         return RawResponse(200, {"content-type": "application/json"}, {"results": results})
 
     async def _over_http(
@@ -154,6 +181,43 @@ class HttpTransport:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+def _ddgs_text(params: Mapping[str, str], proxy: str | None, timeout_s: float) -> list[Any]:
+    """One ddgs text search (in a worker thread). The proxy is passed explicitly so that
+    ddgs never falls back to its own DDGS_PROXY variable and around the audited egress."""
+    from ddgs import DDGS  # imported on first use: only deployments that use DuckDuckGo pay
+    from ddgs.exceptions import DDGSException
+
+    try:
+        return DDGS(proxy=proxy, timeout=math.ceil(timeout_s)).text(
+            params["q"],
+            region=params.get("region", "wt-wt"),
+            safesearch=params.get("safesearch", "moderate"),
+            timelimit=params.get("timelimit"),
+            max_results=int(params.get("max_results", "10")),
+            backend=params.get("backend", "duckduckgo"),
+        )
+    except DDGSException as exc:
+        # ddgs says exactly this for an empty result list, and also when DuckDuckGo
+        # refused or throttled the request; both read as "nothing here" (see notes).
+        if str(exc) == "No results found.":
+            return []
+        raise
+
+
+def _ddgs_error(provider: str, exc: BaseException) -> ProviderError:
+    """ddgs's exceptions as contract errors."""
+    from ddgs.exceptions import RatelimitException, TimeoutException
+
+    cause = exc.args[0] if exc.args else None
+    if isinstance(exc, RatelimitException):
+        return RateLimited(f"{provider} is rate limited: {exc}", provider=provider)
+    if isinstance(exc, TimeoutException) or isinstance(cause, TimeoutException):
+        return ProviderTimeout(f"{provider} timed out: {exc}", provider=provider)
+    if str(exc) == "query is mandatory.":
+        return ProviderRejected(f"{provider} refused an empty query", provider=provider)
+    return ProviderUnavailable(f"{provider} failed: {type(exc).__name__}: {exc}", provider=provider)
 
 
 class ReplayTransport:

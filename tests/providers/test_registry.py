@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from sleuth import providers
+from sleuth.config import Settings
 from sleuth.errors import InvalidRequest
 from sleuth.providers.base import ProviderQuery, ProviderSettings
 from sleuth.testing import fake_provider, registered
@@ -35,17 +36,24 @@ def test_provider_modules_do_no_io(module: Path) -> None:
     assert not {name for name in imported if name.split(".")[0] in FORBIDDEN or name in FORBIDDEN}
 
 
-@pytest.mark.parametrize("name", ["local", "searxng", "wikipedia"])
+BUILTIN = [
+    *("local", "searxng", "wikipedia", "duckduckgo"),
+    *("brave", "google", "serpapi", "tavily", "exa"),
+]
+
+
+@pytest.mark.parametrize("name", BUILTIN)
 def test_builtin_providers_declare_themselves(name: str) -> None:
     provider = providers.get(name)
     assert provider.info.name == name
     assert provider.info.docs_url.startswith("https://")
     assert provider.info.query_style in ("keywords", "natural")
+    conf = Settings().providers[name]
+    assert conf.base_url, "every built-in provider has a default endpoint"
+    assert bool(conf.api_key_env) == provider.info.needs_key
     request = provider.build_request(
         ProviderQuery(text="python", original="python", max_results=5, language="en"),
-        ProviderSettings(
-            base_url="https://{lang}.example.org/api" if name == "wikipedia" else "http://x.example"
-        ),
+        ProviderSettings(base_url=conf.base_url, api_key="test-key", options={"cx": "test-cx"}),
     )
     assert request.method in ("GET", "POST")
 

@@ -10,7 +10,17 @@ False
 from __future__ import annotations
 
 from sleuth.errors import InvalidRequest
-from sleuth.providers import local, searxng, wikipedia
+from sleuth.providers import (
+    brave,
+    duckduckgo,
+    exa,
+    google,
+    local,
+    searxng,
+    serpapi,
+    tavily,
+    wikipedia,
+)
 from sleuth.providers.base import (
     HttpRequest,
     Provider,
@@ -60,5 +70,6 @@ def get(name: str) -> Provider:
         ) from None
 
 
-for _builtin in (local.PROVIDER, searxng.PROVIDER, wikipedia.PROVIDER):
+_BUILTIN = (local, searxng, wikipedia, duckduckgo, brave, google, serpapi, tavily, exa)
+for _builtin in (module.PROVIDER for module in _BUILTIN):
     register(_builtin)

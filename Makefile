@@ -1,4 +1,5 @@
 # sleuth: the two commands a newcomer needs are `make run` and `make test`.
+SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -6,7 +7,7 @@ STAMP := $(VENV)/.installed
 # make run keeps its index inside the project, not in the user's data folder.
 export SLEUTH_KB__PATH ?= $(CURDIR)/.sleuth/kb.sqlite
 
-.PHONY: install run test lint typecheck check bench clean
+.PHONY: install run test lint typecheck check bench record clean
 
 install: $(STAMP)
 
@@ -34,7 +35,21 @@ check: test
 
 bench: install
 	$(BIN)/python bench/pipeline.py
+	$(BIN)/python bench/projection.py
 	$(BIN)/python bench/kb_tokenizers.py
+
+# Re-record each web provider's cassette with real keys (BRAVE_API_KEY, GOOGLE_API_KEY
+# with SLEUTH_PROVIDERS__GOOGLE__OPTIONS__CX, SERPAPI_API_KEY, TAVILY_API_KEY, EXA_API_KEY;
+# DuckDuckGo needs none). A provider without its key is skipped and keeps its cassette.
+RECORD_QUERY ?= what's new in python 3.13
+record: install
+	@for p in brave google serpapi tavily exa duckduckgo; do \
+	  new=tests/data/$$p/cassette.jsonl.new; rm -f $$new; \
+	  $(BIN)/sleuth search "$(RECORD_QUERY)" --providers $$p --record $$new --json >/dev/null; \
+	  if grep -q '"status": 200' $$new 2>/dev/null; then mv $$new tests/data/$$p/cassette.jsonl; \
+	    echo "recorded $$p"; else rm -f $$new; echo "skipped $$p (no key or no answer)"; fi; \
+	done
+	cat tests/data/{brave,google,serpapi,tavily,exa,duckduckgo}/cassette.jsonl > tests/data/web.jsonl
 
 clean:
 	rm -rf $(VENV) .sleuth .pytest_cache .mypy_cache .ruff_cache src/*.egg-info

@@ -6,6 +6,7 @@ from pathlib import Path
 from sleuth.field_profile import (
     answer_bearing,
     approx_tokens,
+    kept_by_projection,
     measure,
     profile,
     suggest_projection,
@@ -65,3 +66,12 @@ def test_measure_counts_characters_items_and_coverage() -> None:
     citing = measure("q", raw, {"searxng": mapping}, projected, citing=True)
     assert citing.coverage == 0.5  # the second item has no url to cite
     assert not answer_bearing({"title": "T", "snippet": ""}, citing=False)
+
+
+def test_kept_counts_fields_the_back_end_never_sent_as_not_lost() -> None:
+    never_sent = {"title": "T", "snippet": "T", "degraded": True, "missing": ["snippet"]}
+    lost = {"title": "T", "snippet": ""}
+    assert kept_by_projection(never_sent, citing=False)
+    assert not kept_by_projection(lost, citing=False)
+    assert not kept_by_projection({"title": "T", "snippet": "S"}, citing=True)  # url dropped
+    assert kept_by_projection({"title": "T", "snippet": "S", "missing": ["url"]}, citing=True)

@@ -336,3 +336,36 @@ async def test_a_native_domain_filter_is_still_enforced(fakes: dict[str, Provide
     )
     assert [item.url for item in response.results] == ["https://docs.python.org/page-1"]
     assert response.degradations == []
+
+
+async def test_web_back_ends_merge_into_one_projected_list_inventing_nothing() -> None:
+    """The issue's check: brave, tavily and serpapi replayed from their recorded bodies."""
+    cassette_text = (DATA / "web.jsonl").read_text(encoding="utf-8")
+    served = Settings(
+        replay=DATA / "web.jsonl", projection={"optional": ["url", "published_at", "providers"]}
+    )
+    async with Sleuth(served) as sleuth:
+        response = await sleuth.search(
+            {
+                "query": "what's new in python 3.13",
+                "providers": ["brave", "tavily", "serpapi"],
+                "max_results": 20,
+                "include": ["url", "published_at", "providers"],
+            }
+        )
+    assert response.errors == []
+    urls = [item.url for item in response.results]
+    assert len(urls) == len(set(urls))
+    whatsnew = [
+        item for item in response.results if "docs.python.org/3/whatsnew/3.13" in (item.url or "")
+    ]
+    assert len(whatsnew) == 1 and set(whatsnew[0].providers or []) == {"brave", "tavily", "serpapi"}
+    no_snippet = [item for item in response.results if item.missing and "snippet" in item.missing]
+    assert no_snippet, "the cassettes hold results without a snippet"
+    for item in no_snippet:
+        assert item.degraded is True and item.snippet
+    for item in response.results:
+        assert item.url is None or item.url in cassette_text, f"{item.url} was never sent"
+        if item.published_at is not None:
+            sent = item.published_at.strftime("%Y-%m-%d")
+            assert sent in cassette_text or item.published_at.strftime("%d %b %Y") in cassette_text

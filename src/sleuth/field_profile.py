@@ -169,6 +169,7 @@ class Comparison:
     projected_tokens: int
     projected_items: int
     answering_items: int
+    kept_items: int
 
     @property
     def reduction(self) -> float:
@@ -176,13 +177,32 @@ class Comparison:
 
     @property
     def coverage(self) -> float:
+        """Share of items whose answer fields projection kept (or flagged as never sent)."""
+        return self.kept_items / self.projected_items if self.projected_items else 1.0
+
+    @property
+    def answering(self) -> float:
+        """Share of items that carry every answer field with a value."""
         return self.answering_items / self.projected_items if self.projected_items else 1.0
+
+
+def answer_fields(citing: bool) -> tuple[str, ...]:
+    return ("title", "snippet", "url") if citing else ("title", "snippet")
 
 
 def answer_bearing(item: Mapping[str, Any], citing: bool) -> bool:
     """Title and snippet present and not empty; and a url when the agent must cite."""
-    has_text = bool(item.get("title")) and bool(item.get("snippet"))
-    return has_text and (bool(item.get("url")) if citing else True)
+    return all(item.get(name) for name in answer_fields(citing))
+
+
+def kept_by_projection(item: Mapping[str, Any], citing: bool) -> bool:
+    """Projection lost nothing: each answer field is there, or flagged as never sent.
+
+    A field the back end did not send cannot be kept; the item says so in `missing`
+    and is counted here, so this measures projection, not the back end's data.
+    """
+    missing = item.get("missing") or []
+    return all(item.get(name) or name in missing for name in answer_fields(citing))
 
 
 def measure(
@@ -206,4 +226,5 @@ def measure(
         projected_tokens=approx_tokens(projected_text),
         projected_items=len(projected),
         answering_items=sum(answer_bearing(item, citing) for item in projected),
+        kept_items=sum(kept_by_projection(item, citing) for item in projected),
     )

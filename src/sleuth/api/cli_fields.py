@@ -150,12 +150,8 @@ def compare_command(
     citing = asyncio.run(compare_queries(settings, wanted, chosen, citing=True, cassette=cassette))
     if as_json:
         payload = {
-            "plain": [
-                asdict(c) | {"reduction": c.reduction, "coverage": c.coverage} for c in plain
-            ],
-            "citing": [
-                asdict(c) | {"reduction": c.reduction, "coverage": c.coverage} for c in citing
-            ],
+            "plain": [_figures(c) for c in plain],
+            "citing": [_figures(c) for c in citing],
             "totals": {"plain": totals(plain), "citing": totals(citing)},
         }
         _console().print_json(json.dumps(payload, ensure_ascii=False))
@@ -167,7 +163,6 @@ def totals(comparisons: Sequence[Comparison]) -> dict[str, float]:
     raw = sum(c.raw_chars for c in comparisons)
     projected = sum(c.projected_chars for c in comparisons)
     items = sum(c.projected_items for c in comparisons)
-    answering = sum(c.answering_items for c in comparisons)
     return {
         "raw_chars": raw,
         "raw_tokens": sum(c.raw_tokens for c in comparisons),
@@ -176,55 +171,40 @@ def totals(comparisons: Sequence[Comparison]) -> dict[str, float]:
         "reduction": 1 - projected / raw if raw else 0.0,
         "raw_items": sum(c.raw_items for c in comparisons),
         "projected_items": items,
-        "coverage": answering / items if items else 1.0,
+        "coverage": sum(c.kept_items for c in comparisons) / items if items else 1.0,
+        "answering": sum(c.answering_items for c in comparisons) / items if items else 1.0,
     }
+
+
+def _figures(c: Comparison) -> dict[str, Any]:
+    return asdict(c) | {"reduction": c.reduction, "coverage": c.coverage, "answering": c.answering}
 
 
 def print_comparison(
     console: Console, plain: Sequence[Comparison], citing: Sequence[Comparison]
 ) -> None:
+    """`kept`: answer fields projection kept (or flagged as never sent); `complete`:
+    items carrying every answer field with a value."""
     table = Table(title="raw provider bodies vs projected results")
-    columns = (
-        "query",
-        "providers",
-        "raw chars",
-        "raw ~tokens",
-        "items raw→kept",
-        "projected chars",
-        "saved",
-        "answering",
-        "with url: chars",
-        "saved",
-        "answering",
-    )
+    columns = [
+        *("query", "providers", "raw chars", "raw ~tokens", "items raw→kept"),
+        *("projected chars", "saved", "kept", "complete"),
+        *("with url: chars", "saved", "kept", "complete"),
+    ]
     for column in columns:
         table.add_column(column, overflow="fold")
+
+    def row(a: dict[str, Any], b: dict[str, Any]) -> list[str]:
+        return [
+            *(str(a["raw_chars"]), str(a["raw_tokens"])),
+            f"{a['raw_items']}→{a['projected_items']}",
+            *(str(a["projected_chars"]), f"{a['reduction']:.0%}"),
+            *(f"{a['coverage']:.0%}", f"{a['answering']:.0%}"),
+            *(str(b["projected_chars"]), f"{b['reduction']:.0%}"),
+            *(f"{b['coverage']:.0%}", f"{b['answering']:.0%}"),
+        ]
+
     for a, b in zip(plain, citing, strict=True):
-        table.add_row(
-            a.query,
-            ",".join(a.providers),
-            str(a.raw_chars),
-            str(a.raw_tokens),
-            f"{a.raw_items}→{a.projected_items}",
-            str(a.projected_chars),
-            f"{a.reduction:.0%}",
-            f"{a.coverage:.0%}",
-            str(b.projected_chars),
-            f"{b.reduction:.0%}",
-            f"{b.coverage:.0%}",
-        )
-    p, c = totals(plain), totals(citing)
-    table.add_row(
-        "all",
-        "",
-        str(p["raw_chars"]),
-        str(p["raw_tokens"]),
-        f"{p['raw_items']}→{p['projected_items']}",
-        str(p["projected_chars"]),
-        f"{p['reduction']:.0%}",
-        f"{p['coverage']:.0%}",
-        str(c["projected_chars"]),
-        f"{c['reduction']:.0%}",
-        f"{c['coverage']:.0%}",
-    )
+        table.add_row(a.query, ",".join(a.providers), *row(_figures(a), _figures(b)))
+    table.add_row("all", "", *row(totals(plain), totals(citing)))
     console.print(table)

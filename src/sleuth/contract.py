@@ -40,6 +40,7 @@ ProviderStatus = Literal["ok", "empty", "error", "skipped", "timeout"]
 TaskStatus = Literal["pending", "running", "success", "failed"]
 FactCheck = Literal["agreed", "disputed", "single_source"]
 FactStatus = FactCheck
+DatedFrom = Literal["provider", "title", "snippet", "url"]
 
 #: Fields of `ResultItem` an agent may ask for with `include`. Which of them a
 #: deployment actually serves is the configured optional tier (`projection.optional`).
@@ -51,7 +52,10 @@ IncludeField = Literal[
     "ranks",
     "published_at",
     "freshness",
+    "dated_from",
     "source_trust_score",
+    "trust_breakdown",
+    "sources",
     "relevance",
     "fields",
     "fact_check",
@@ -144,7 +148,16 @@ class ResultItem(BaseModel):
         None, description="As the back end sent it; never guessed."
     )
     freshness: Freshness = "unknown"
+    dated_from: DatedFrom | None = Field(
+        None, description="Where the date behind `freshness` was found; null when undated."
+    )
     source_trust_score: float | None = Field(None, ge=0, le=1)
+    trust_breakdown: dict[str, float] = Field(
+        default_factory=dict, description="The parts of source_trust_score, before weighting."
+    )
+    sources: list[str] = Field(
+        default_factory=list, description="Every URL this result was found at (merged duplicates)."
+    )
     relevance: float = Field(0.0, ge=0, le=1)
     fields: dict[str, Any] = Field(
         default_factory=dict, description="Stable provider-specific extras."
@@ -172,6 +185,9 @@ class ProjectedItem(BaseModel):
     ranks: dict[str, int] | None = None
     published_at: datetime | None = None
     freshness: Freshness | None = None
+    dated_from: DatedFrom | None = None
+    trust_breakdown: dict[str, float] | None = None
+    sources: list[str] | None = None
     source_trust_score: float | None = None
     relevance: float | None = None
     fields: dict[str, Any] | None = None
@@ -219,14 +235,31 @@ class SummarySentence(BaseModel):
     citations: list[Citation]
 
 
-class Fact(BaseModel):
+class FactValue(BaseModel):
+    """One value claimed for an attribute, and who claimed it."""
+
     model_config = _STRICT
 
-    attribute: str
     value: float
+    sources: list[int] = Field(description="Indexes into `results` of the items that state it.")
+    domains: list[str] = Field(description="The independent registrable domains that state it.")
+
+
+class Fact(BaseModel):
+    """A numeric claim checked across independent sources.
+
+    `agreed`: two or more independent domains give the same value (within the
+    configured tolerance); `disputed`: sources differ, every value is listed;
+    `single_source`: only one domain states it.
+    """
+
+    model_config = _STRICT
+
+    attribute: str = Field(description="What the number is about, in the query's words.")
     unit: str | None = None
-    sources: list[int]
     status: FactStatus
+    value: float = Field(description="The best-supported value (the majority's).")
+    values: list[FactValue]
 
 
 class Degradation(BaseModel):

@@ -364,3 +364,20 @@ def test_settings_defaults_and_strictness() -> None:
     assert "jsessionid" in SETTINGS.session_params
     with pytest.raises(ValidationError):
         DedupeSettings.model_validate({"simhash_distance": 4})
+
+
+def test_a_merged_item_lists_every_url_it_was_found_at() -> None:
+    first = item(
+        "https://docs.python.org/3/whatsnew/3.13.html",
+        sources=["https://docs.python.org/3/whatsnew/3.13.html"],
+    )
+    mirror = item(
+        "https://mirror.example/whatsnew-313",
+        provider="brave",
+        sources=["https://mirror.example/whatsnew-313"],
+    )
+    [merged] = dedupe([first, mirror], SETTINGS)
+    assert merged.sources == [
+        "https://docs.python.org/3/whatsnew/3.13.html",
+        "https://mirror.example/whatsnew-313",
+    ]

@@ -260,6 +260,7 @@ def _merge(group: list[ResultItem], canonical: list[str | None]) -> ResultItem:
     """
     first, rest = group[0], group[1:]
     providers = list(dict.fromkeys(p for item in group for p in item.providers))
+    sources = list(dict.fromkeys(url for item in group for url in item.sources))
     flags = list(dict.fromkeys(flag for item in group for flag in item.flags))
     ranks: dict[str, int] = {}
     fields: dict[str, Any] = {}
@@ -270,6 +271,7 @@ def _merge(group: list[ResultItem], canonical: list[str | None]) -> ResultItem:
             fields.setdefault(name, value)
     update: dict[str, Any] = {
         "providers": providers,
+        "sources": sources,
         "ranks": ranks,
         "fields": fields,
         "flags": flags,
@@ -301,6 +303,7 @@ def _merge(group: list[ResultItem], canonical: list[str | None]) -> ResultItem:
             update["published_at"] = dated.published_at
             if first.freshness == "unknown":
                 update["freshness"] = dated.freshness
+                update["dated_from"] = dated.dated_from
             filled.add("published_at")
 
     if filled & set(first.missing):

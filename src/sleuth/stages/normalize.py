@@ -80,6 +80,8 @@ def normalize(provider: str, hits: Sequence[RawHit], now: datetime) -> list[Resu
                 ranks={provider: position},
                 published_at=published,
                 freshness=freshness_of(published, now),
+                dated_from="provider" if published else None,
+                sources=[hit.url] if hit.url else [],
                 fields=dict(hit.fields),
                 degraded=bool(hit.fell_back),
                 missing=list(hit.fell_back),

@@ -2,14 +2,20 @@
 
 Run: PYTHONPATH=src .venv/bin/python bench/kb_tokenizers.py [--docs 300] [--seed 7]
      [--filler N]  (N extra filler sentences per note: longer notes, same topics)
+     [--handbooks N]  (N long multi-section documents besides the notes; 0 for none)
 
-Writes ~300 notes (Markdown, text, HTML; Chinese, English and mixed) about ten known
-topics into a temporary folder, indexes it once with each tokenizer and asks 40
-labelled queries (per topic: a 2-character Chinese word, a 4-character Chinese
-term, an English word, an English phrase). A document is relevant to a query when
-it is about the query's topic and written in the query's language (mixed documents
-count for both). Prints index time, database size, median query latency,
-recall@5, MRR@10 and precision@10, overall and per kind of query.
+Writes ~300 short notes (Markdown, text, HTML; Chinese, English and mixed) about ten
+known topics into a temporary folder, and 30 handbooks: long Markdown and HTML
+documents in Chinese or English with 6 to 9 sections under their own headings, most
+about one topic each (with passing mentions of others), some filler. It indexes the
+folder once with each tokenizer and asks 40 labelled queries (per topic: a
+2-character Chinese word, a 4-character Chinese term, an English word, an English
+phrase). A document is relevant to a query when it is about the query's topic (a
+handbook: has a section about it) and written in the query's language (mixed
+documents count for both). Prints index time, database size, median query latency,
+recall@5, MRR@10 and precision@10, overall and per kind of query; and, for the
+relevant handbooks in the top 10, how often the result links to the section about
+the topic (`#anchor`) and how often the snippet comes from that section.
 
 The corpus holds the usual traps of both approaches: Chinese phrases that contain
 a query word as a substring across a word boundary (排队列表 holds 队列), which
@@ -108,6 +114,8 @@ class Query:
     text: str
     kind: str
     relevant: frozenset[str]
+    # Relevant handbook -> (anchor, text) of its section about the query's topic.
+    sections: dict[str, tuple[str, str]]
 
 
 def sentence(rng: random.Random, lang: str, topic: Topic) -> str:
@@ -148,7 +156,63 @@ def document(rng: random.Random, lang: str, topic: Topic | None, filler: int) ->
     return title, (" " if lang == "en" else "").join(sentences)
 
 
-def write_corpus(root: Path, docs: int, seed: int, filler: int = 0) -> list[Query]:
+def section_text(rng: random.Random, lang: str, topic: Topic | None) -> str:
+    """One paragraph: filler, and a few sentences about `topic` (None: filler only)."""
+    fill = EN_FILLER if lang == "en" else ZH_FILLER
+    sentences = [rng.choice(fill) for _ in range(rng.randint(3, 6))]
+    if topic is not None:
+        sentences += [sentence(rng, lang, topic) for _ in range(rng.randint(2, 4))]
+        if rng.random() < 0.5:  # a passing mention of another topic
+            other = rng.choice([t for t in TOPICS if t is not topic])
+            sentences.append(
+                f"This is unrelated to {other.en_word}."
+                if lang == "en"
+                else f"这和{other.zh2}无关。"
+            )
+    rng.shuffle(sentences)
+    return (" " if lang == "en" else "").join(sentences)
+
+
+def write_handbooks(
+    root: Path, count: int, seed: int
+) -> dict[tuple[int, str], dict[str, tuple[str, str]]]:
+    """Long documents of several sections; (topic, language) -> {name: (anchor, text)}."""
+    rng = random.Random(seed + 1)  # its own stream: the notes stay the same with or without
+    found: dict[tuple[int, str], dict[str, tuple[str, str]]] = {}
+    for n in range(count):
+        lang = ("zh", "en")[n % 2]
+        name = f"handbook-{n:03d}" + (".md", ".md", ".html")[n % 3]
+        title = f"Handbook {n}" if lang == "en" else f"手册 {n}"
+        plan: list[int | None] = [*rng.sample(range(len(TOPICS)), rng.randint(4, 7)), None, None]
+        rng.shuffle(plan)
+        parts: list[tuple[str, str]] = []
+        for k, index in enumerate(plan, start=1):
+            topic = TOPICS[index] if index is not None else None
+            if topic is not None and rng.random() < 0.5:  # a heading that names the topic
+                heading = topic.en[0].capitalize() if lang == "en" else topic.zh[0]
+            else:
+                heading = f"Part {k}" if lang == "en" else f"第{k}部分"
+            parts.append((heading, section_text(rng, lang, topic)))
+            if index is not None:  # GitHub's anchor of these plain headings
+                found.setdefault((index, lang), {})[name] = (
+                    heading.lower().replace(" ", "-"),
+                    parts[-1][1],
+                )
+        intro = section_text(rng, lang, None)
+        if name.endswith(".html"):
+            sections = "".join(f"<h2>{heading}</h2><p>{body}</p>" for heading, body in parts)
+            text = f"<html><head><title>{title}</title></head><body><h1>{title}</h1>"
+            text += f"<p>{intro}</p>{sections}</body></html>"
+        else:
+            text = f"# {title}\n\n{intro}\n\n"
+            text += "".join(f"## {heading}\n\n{body}\n\n" for heading, body in parts)
+        (root / name).write_text(text, encoding="utf-8")
+    return found
+
+
+def write_corpus(
+    root: Path, docs: int, seed: int, filler: int = 0, handbooks: int = 0
+) -> list[Query]:
     rng = random.Random(seed)
     relevant: dict[tuple[int, str], set[str]] = {}
     per_topic = docs * 9 // 10 // len(TOPICS)
@@ -171,6 +235,7 @@ def write_corpus(root: Path, docs: int, seed: int, filler: int = 0) -> list[Quer
             for query_lang in ("zh", "en"):
                 if lang in (query_lang, "mixed"):
                     relevant.setdefault((index, query_lang), set()).add(name)
+    sections = write_handbooks(root, handbooks, seed)
     queries = []
     for index, topic in enumerate(TOPICS):
         for text, kind, lang in (
@@ -179,7 +244,9 @@ def write_corpus(root: Path, docs: int, seed: int, filler: int = 0) -> list[Quer
             (topic.en_word, "en word", "en"),
             (topic.en_phrase, "en phrase", "en"),
         ):
-            queries.append(Query(text, kind, frozenset(relevant[(index, lang)])))
+            in_handbooks = sections.get((index, lang), {})
+            documents = frozenset(relevant[(index, lang)] | set(in_handbooks))
+            queries.append(Query(text, kind, documents, in_handbooks))
     return queries
 
 
@@ -200,6 +267,9 @@ class Figures:
     recall_all: float
     mrr_all: float
     precision_all: float
+    handbooks: float  # relevant handbooks in the top 10, per query
+    anchor: float  # of those, the share that link to the section about the topic
+    snippet: float  # of those, the share whose snippet comes from that section
 
 
 def evaluate(db: Path, queries: list[Query], repeat: int) -> Figures:
@@ -207,11 +277,17 @@ def evaluate(db: Path, queries: list[Query], repeat: int) -> Figures:
     recall: dict[str, list[float]] = {}
     mrr: dict[str, list[float]] = {}
     precision: dict[str, list[float]] = {}
+    in_section: list[tuple[bool, bool]] = []  # per relevant handbook hit: anchor, snippet
     for query in queries:
         latencies.setdefault(query.kind, []).extend(
             timed(search, db, query.text, 10) * 1000 for _ in range(repeat)
         )
-        ranked = [hit["path"] for hit in search(db, query.text, 10)]
+        results = search(db, query.text, 10)
+        for hit in results:
+            if hit["path"] in query.sections:
+                anchor, text = query.sections[hit["path"]]
+                in_section.append((hit["url"].endswith(f"#{anchor}"), hit["snippet"] in text))
+        ranked = [hit["path"] for hit in results]
         hits = [path in query.relevant for path in ranked]
         recall.setdefault(query.kind, []).append(sum(hits[:5]) / min(5, len(query.relevant)))
         first = next((rank for rank, hit in enumerate(hits, start=1) if hit), None)
@@ -227,6 +303,9 @@ def evaluate(db: Path, queries: list[Query], repeat: int) -> Figures:
         recall_all=statistics.fmean(x for values in recall.values() for x in values),
         mrr_all=statistics.fmean(x for values in mrr.values() for x in values),
         precision_all=statistics.fmean(x for values in precision.values() for x in values),
+        handbooks=len(in_section) / len(queries),
+        anchor=statistics.fmean(anchor for anchor, _ in in_section) if in_section else 0.0,
+        snippet=statistics.fmean(snippet for _, snippet in in_section) if in_section else 0.0,
     )
 
 
@@ -242,16 +321,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--repeat", type=int, default=5, help="runs of each query for latency")
     parser.add_argument("--filler", type=int, default=0, help="extra filler sentences per note")
+    parser.add_argument("--handbooks", type=int, default=30, help="long multi-section documents")
     args = parser.parse_args()
     jieba_load = timed(segment, "预热词典")  # once per process, not part of indexing
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp, "notes")
         root.mkdir()
-        queries = write_corpus(root, args.docs, args.seed, args.filler)
+        queries = write_corpus(root, args.docs, args.seed, args.filler, args.handbooks)
         corpus_kb = sum(path.stat().st_size for path in root.iterdir()) / 1024
         print(
-            f"corpus: {args.docs} notes, {corpus_kb:.0f} KiB, {len(queries)} queries, "
-            f"seed {args.seed}; jieba dictionary load {jieba_load:.2f} s (once per process)"
+            f"corpus: {args.docs} notes and {args.handbooks} handbooks, {corpus_kb:.0f} KiB, "
+            f"{len(queries)} queries, seed {args.seed}; "
+            f"jieba dictionary load {jieba_load:.2f} s (once per process)"
         )
         tokenizers: tuple[Tokenizer, ...] = ("jieba", "trigram")
         results: dict[str, tuple[float, int, Figures]] = {}
@@ -276,6 +357,10 @@ def main() -> None:
             for name, (_, _, fig) in results.items()
         )
         print(f"  {kind:<10} {cells}")
+    print("\nrelevant handbooks in the top 10: per query, share at the right #anchor, share")
+    print("with the snippet from that section")
+    for name, (_, _, fig) in results.items():
+        print(f"  {name:<10}{fig.handbooks:>6.2f}{fig.anchor:>8.3f}{fig.snippet:>8.3f}")
 
 
 if __name__ == "__main__":

@@ -104,3 +104,90 @@ def test_html_title_falls_back_to_h1_then_stem() -> None:
         "The real title"
     )
     assert parse("bare.html", "<p>just text</p>")[0] == "bare"
+
+
+def sections(name: str, text: str) -> list[tuple[str | None, str | None, str]]:
+    doc = parse_document(Path(name), text.encode(), MTIME)
+    return [(section.heading, section.anchor, section.text) for section in doc.sections]
+
+
+def test_markdown_is_split_into_sections_at_its_headings() -> None:
+    text = (
+        "Preface line.\n\n# Guide\n\nIntro.\n\n## Install it {#setup}\n\nRun `pip`.\n\n"
+        "Chinese heading\n---------------\n\n中文内容。\n\n"
+        "### 本地知识库如何支持中文检索？\n\n默认使用 jieba。\n"
+    )
+    assert parse_document(Path("g.md"), text.encode(), MTIME).title == "Guide"
+    assert sections("g.md", text) == [
+        (None, None, "Preface line."),
+        ("Guide", "guide", "Intro."),
+        ("Install it", "setup", "Run pip."),
+        ("Chinese heading", "chinese-heading", "中文内容。"),
+        ("本地知识库如何支持中文检索？", "本地知识库如何支持中文检索", "默认使用 jieba。"),
+    ]
+
+
+def test_html_is_split_at_h1_to_h6_and_keeps_their_ids() -> None:
+    page = (
+        "<html><head><title>Manual</title><script>x = '<h2>not a heading</h2>'</script></head>"
+        "<body><p>Before.</p><h1>Manual</h1><p>Opening.</p><h2 id='cfg'>Config</h2>"
+        "<p>Set keys.</p><pre>key = 1\nother = 2</pre>"
+        "<h3 data-id='x'>缓存 <em>策略</em></h3><p>淘汰。</p></body></html>"
+    )
+    doc = parse_document(Path("m.html"), page.encode(), MTIME)
+    assert doc.title == "Manual"
+    assert [(s.heading, s.anchor, s.text, s.code) for s in doc.sections] == [
+        (None, None, "Before.", ""),
+        ("Manual", "manual", "Opening.", ""),
+        ("Config", "cfg", "Set keys.", "key = 1\nother = 2"),
+        ("缓存 策略", "缓存-策略", "淘汰。", ""),
+    ]
+
+
+def test_a_text_file_is_one_section_without_anchor() -> None:
+    assert sections("n.txt", "# not a heading\n\nText.") == [
+        (None, None, "# not a heading\n\nText.")
+    ]
+
+
+def test_code_blocks_fenced_and_indented_are_code_but_list_continuations_are_not() -> None:
+    text = (
+        "# Run\n\nStart it:\n\n    sleuth index ./docs\n    sleuth search x\n\nThen:\n\n"
+        "```bash\nmake run\n```\n\n- item one\n\n    still item one\n\nAfter the list.\n"
+    )
+    (section,) = parse_document(Path("r.md"), text.encode(), MTIME).sections
+    assert section.text == "Start it:\n\nThen:\n\nitem one\n\nstill item one\n\nAfter the list."
+    assert section.code == "sleuth index ./docs\nsleuth search x\n\nmake run"
+
+
+@pytest.mark.parametrize(
+    ("markdown", "plain"),
+    [
+        ("Set `SLEUTH_<KEY>` per key.", "Set SLEUTH_<KEY> per key."),
+        (
+            "Use `SLEUTH_PROVIDERS__SEARXNG__ENABLED=true`.",
+            "Use SLEUTH_PROVIDERS__SEARXNG__ENABLED=true.",
+        ),
+        (
+            "Code ``a `b` c`` and `**not bold**` and `&amp;`.",
+            "Code a `b` c and **not bold** and &amp;.",
+        ),
+        ("[`kb.path`](configuration.md) is a path.", "kb.path is a path."),
+        # outside code: no emphasis inside words, tags only when they are HTML elements
+        ("FOO__BAR__BAZ and max_cache_size stay.", "FOO__BAR__BAZ and max_cache_size stay."),
+        ("A __strong__ and _em_ word, **bold**, *it*.", "A strong and em word, bold, it."),
+        ("Plain <em>tag</em>, <b>bold</b><br> and Option<T>.", "Plain tag, bold and Option<T>."),
+        ("Escaped \\*stars\\* and \\_under\\_ <!-- note -->.", "Escaped *stars* and _under_ ."),
+    ],
+)
+def test_inline_code_is_verbatim_and_markup_outside_it_is_stripped(
+    markdown: str, plain: str
+) -> None:
+    assert parse("a.md", markdown)[1] == plain
+
+
+def test_chinese_lines_of_a_paragraph_join_without_a_space() -> None:
+    _, body, _ = parse(
+        "zh.md", "中文词与词之间没有空格，\n所以分词方式决定检索效果。\nUses jieba\nfor it."
+    )
+    assert body == "中文词与词之间没有空格，所以分词方式决定检索效果。 Uses jieba for it."

@@ -118,3 +118,99 @@ def test_bad_arguments_are_refused(tmp_path: Path, notes: Path) -> None:
         index_folder(tmp_path / "kb.db", tmp_path / "missing")
     with pytest.raises(ValueError, match="jieba, trigram"):
         index_folder(tmp_path / "kb.db", notes, tokenizer="bigram")  # type: ignore[arg-type]
+
+
+def rows(db: Path, sql: str) -> list[tuple[object, ...]]:
+    with closing(sqlite3.connect(db)) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def section_rows(db: Path) -> list[tuple[object, ...]]:
+    return rows(
+        db,
+        "SELECT rel_path, position, heading, anchor FROM sections"
+        " JOIN documents ON documents.id = sections.doc_id ORDER BY rel_path, position",
+    )
+
+
+def test_each_section_is_a_row_and_reindexing_replaces_them(tmp_path: Path) -> None:
+    db = tmp_path / "kb.db"
+    root = tmp_path / "n"
+    write(root / "guide.md", "# Guide\n\nIntro.\n\n## Install\n\nRun it.\n\n## 配置\n\n写配置。")
+    write(root / "plain.txt", "No headings here.")
+    index_folder(db, root)
+    assert section_rows(db) == [
+        ("guide.md", 0, "Guide", "guide"),
+        ("guide.md", 1, "Install", "install"),
+        ("guide.md", 2, "配置", "配置"),
+        ("plain.txt", 0, None, None),
+    ]
+
+    write(root / "guide.md", "# Guide\n\nIntro.\n\n## Upgrade\n\nRun the new one.")
+    (root / "plain.txt").unlink()
+    assert index_folder(db, root) == IndexReport(updated=1, removed=1, files=1)
+
+    assert section_rows(db) == [
+        ("guide.md", 0, "Guide", "guide"),
+        ("guide.md", 1, "Upgrade", "upgrade"),
+    ]
+    # The full-text index holds exactly the current sections: nothing of the old ones.
+    assert rows(db, "SELECT count(*) FROM sections_fts") == [(2,)]
+    assert rows(db, "SELECT rowid FROM sections_fts EXCEPT SELECT id FROM sections") == []
+    assert titles(db, "install") == []
+    assert titles(db, "配置") == []
+    assert titles(db, "headings") == []
+    assert titles(db, "upgrade") == ["Guide — Upgrade"]
+
+
+def test_a_long_section_is_indexed_in_chunks_that_link_to_the_same_anchor(tmp_path: Path) -> None:
+    db = tmp_path / "kb.db"
+    paragraphs = "\n\n".join(f"Paragraph {n} " + "filler words " * 30 for n in range(20))
+    write(tmp_path / "n/long.md", f"# Long\n\n## Details\n\n{paragraphs}\n\nThe zucchini is here.")
+    index_folder(db, tmp_path / "n")
+    chunks = rows(db, "SELECT anchor, length(body) FROM sections ORDER BY position")
+    assert len(chunks) > 3
+    assert {anchor for anchor, _ in chunks} == {"details"}
+    assert all(900 < int(str(size)) < 2000 for _, size in chunks)
+    (hit,) = search(db, "zucchini", 5)
+    assert hit["url"].endswith("long.md#details")
+    assert hit["snippet"] == "The zucchini is here."
+
+
+OLD_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE documents (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, root TEXT NOT NULL,
+    rel_path TEXT NOT NULL, url TEXT NOT NULL, title TEXT NOT NULL, body TEXT NOT NULL,
+    published_at TEXT NOT NULL, sha256 TEXT NOT NULL
+);
+CREATE VIRTUAL TABLE documents_fts USING fts5(title, body, tokenize = 'trigram');
+INSERT INTO meta VALUES ('schema_version', '1'), ('tokenizer', 'trigram');
+"""
+
+
+def test_a_database_of_the_old_schema_is_rebuilt_by_section(tmp_path: Path, notes: Path) -> None:
+    """A kb.sqlite from before sections (one row per file): search finds nothing until the
+    next index run, which drops the old tables and adds every file again."""
+    db = tmp_path / "kb.sqlite"
+    cache = notes / "cache.md"
+    with closing(sqlite3.connect(db)) as conn:
+        conn.executescript(OLD_SCHEMA)
+        conn.execute(
+            "INSERT INTO documents VALUES (1, ?, ?, 'cache.md', ?, 'Cache strategy',"
+            " 'Write-through caching keeps data safe.', '2025-01-01T00:00:00+00:00', 'x')",
+            (str(cache.resolve()), str(notes.resolve()), cache.resolve().as_uri()),
+        )
+        conn.execute("INSERT INTO documents_fts VALUES ('Cache strategy', 'Write-through')")
+        conn.commit()
+
+    assert search(db, "caching", 5) == []  # no crash, and no stale answer
+
+    assert index_folder(db, notes) == IndexReport(added=3, files=3)
+    (hit,) = search(db, "write-through caching", 5)
+    assert hit["url"] == cache.resolve().as_uri() + "#cache-strategy"
+    assert hit["snippet"] == "Write-through caching keeps data safe."
+    tables = {name for (name,) in rows(db, "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert "documents_fts" not in tables
+    assert rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [("2",)]
+    assert index_folder(db, notes) == IndexReport(unchanged=3, files=3)

@@ -40,3 +40,22 @@ def test_without_a_match_the_opening_passage_is_used() -> None:
         "First. Second. Third."
     )
     assert best_passage("", ("x",)) == ""
+
+
+def test_prose_that_answers_beats_code_that_mentions_the_words() -> None:
+    prose = "Intro. Dedupe removes duplicate results in three levels."
+    code = 'sleuth search "how are duplicates removed"'
+    assert best_passage(prose, ("duplicate", "removed"), code) == (
+        "Dedupe removes duplicate results in three levels."
+    )
+
+
+def test_code_is_the_snippet_when_it_covers_much_more_of_the_query() -> None:
+    prose = "Install it first. Then run it."
+    code = "pip install sleuth-search"
+    assert best_passage(prose, ("pip", "install", "sleuth"), code) == code
+
+
+def test_without_a_match_prose_opens_before_code() -> None:
+    assert best_passage("Prose here.", ("absent",), "code here") == "Prose here."
+    assert best_passage("", ("absent",), "only code") == "only code"

@@ -84,7 +84,8 @@ def test_an_english_query_does_not_match_unrelated_documents(db: Path) -> None:
 def test_result_is_json_ready_in_the_local_provider_shape(db: Path) -> None:
     (hit,) = search(db, "缓存策略", 1)
     assert set(hit) == {"url", "title", "snippet", "published_at", "path", "score"}
-    assert hit["url"] == (db.parent / "zh/cache.md").resolve().as_uri()
+    # The section's anchor: the heading is the document title, so the title is plain.
+    assert hit["url"] == (db.parent / "zh/cache.md").resolve().as_uri() + "#缓存策略"
     assert hit["title"] == "缓存策略"
     assert hit["path"] == "zh/cache.md"
     assert hit["published_at"] == "2024-03-01T00:00:00+00:00"
@@ -197,3 +198,116 @@ def test_more_mentions_rank_higher(tmp_path: Path, tokenizer: Tokenizer) -> None
     (tmp_path / "n/none.txt").write_text("完全无关的内容。", encoding="utf-8")
     index_folder(tmp_path / "kb.db", tmp_path / "n", tokenizer=tokenizer)
     assert paths(search(tmp_path / "kb.db", "队列", 5)) == ["often.txt", "once.txt"]
+
+
+def indexed(tmp_path: Path, files: dict[str, str], tokenizer: Tokenizer) -> Path:
+    for name, text in files.items():
+        (tmp_path / "n" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "n" / name).write_text(text, encoding="utf-8")
+    index_folder(tmp_path / "kb.db", tmp_path / "n", tokenizer=tokenizer)
+    return tmp_path / "kb.db"
+
+
+FILLER = " ".join(f"Unrelated sentence number {n} about the weather." for n in range(12))
+GUIDE = {
+    "pipeline.md": (
+        "# How one search runs\n\nEvery search goes through the same stages.\n\n"
+        f"## Guard\n\n{FILLER}\n\n## Fan-out\n\n{FILLER}\n\n"
+        "## Dedupe\n\n"
+        "Dedupe removes duplicate results in three levels. First, sleuth compares canonical"
+        " URLs. Second, it compares titles.\n\n"
+        f"## Rank\n\n{FILLER} Rank fuses the orders of the results.\n"
+    ),
+    "kb.md": (
+        "# The local knowledge base\n\nThe local provider searches your own documents.\n\n"
+        '    sleuth index ./docs\n    sleuth search "how are duplicates removed"\n\n'
+        "Indexing is incremental.\n"
+    ),
+    "zh/README.md": (
+        "# sleuth 中文说明\n\nsleuth 是给 AI 智能体用的搜索服务。\n\n"
+        "## 快速开始\n\n运行 make run。\n\n"
+        "## 本地知识库如何支持中文检索\n\n中文词与词之间没有空格，所以分词方式决定检索效果。"
+        "本地知识库默认使用 jieba 分词，\n再写入 SQLite FTS5 全文索引。\n\n"
+        "## 去重\n\n先比较网址。\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+def test_the_answering_section_wins_and_is_linked_with_its_anchor(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    db = indexed(tmp_path, GUIDE, tokenizer)
+    hit = search(db, "How sleuth remove duplicate results", 5)[0]
+    assert hit["path"] == "pipeline.md"
+    assert hit["url"] == (tmp_path / "n/pipeline.md").resolve().as_uri() + "#dedupe"
+    assert hit["title"] == "How one search runs — Dedupe"
+    assert hit["snippet"].startswith("Dedupe removes duplicate results in three levels.")
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+def test_a_chinese_section_is_linked_and_its_paragraph_not_its_heading_is_the_snippet(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    db = indexed(tmp_path, GUIDE, tokenizer)
+    hit = search(db, "本地知识库怎么支持中文检索？", 5)[0]
+    assert hit["path"] == "zh/README.md"
+    assert hit["url"].endswith("zh/README.md#本地知识库如何支持中文检索")
+    assert hit["title"] == "sleuth 中文说明 — 本地知识库如何支持中文检索"
+    paragraph = (
+        "中文词与词之间没有空格，所以分词方式决定检索效果。"
+        "本地知识库默认使用 jieba 分词，再写入 SQLite FTS5 全文索引。"
+    )
+    # Whole sentences of the paragraph, from the one that matches (trigram finds no
+    # query trigram in the first sentence); never the bare heading.
+    assert hit["snippet"].endswith("本地知识库默认使用 jieba 分词，再写入 SQLite FTS5 全文索引。")
+    assert hit["snippet"] in paragraph
+    if tokenizer == "jieba":
+        assert hit["snippet"] == paragraph
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+def test_one_result_per_document_at_its_best_section(tmp_path: Path, tokenizer: Tokenizer) -> None:
+    db = indexed(
+        tmp_path,
+        {
+            "fruit.md": (
+                "# Fruit\n\nKumquat trees are small.\n\n## Kumquat harvest\n\n"
+                "Pick each kumquat when orange. A ripe kumquat is sweet.\n\n"
+                "## Storage\n\nKeep a kumquat cool.\n"
+            ),
+            "other.txt": "Nothing about that fruit here. Just one kumquat.",
+        },
+        tokenizer,
+    )
+    hits = search(db, "kumquat harvest", 10)
+    assert paths(hits) == ["fruit.md", "other.txt"]
+    assert hits[0]["url"].endswith("fruit.md#kumquat-harvest")
+    assert hits[0]["snippet"] == "Pick each kumquat when orange. A ripe kumquat is sweet."
+    assert "#" not in hits[1]["url"]  # a text file is one section, with no heading
+    assert hits[1]["title"] == "other"
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+def test_a_section_of_a_long_document_competes_with_short_notes(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    long_doc = "# Handbook\n\n" + "".join(f"## Part {n}\n\n{FILLER}\n\n" for n in range(10))
+    long_doc += "## Quince\n\nQuince jam sets well. Quince trees need sun. Pick quince late.\n"
+    note = f"{FILLER} Someone mentioned quince once."
+    db = indexed(tmp_path, {"handbook.md": long_doc, "note.txt": note}, tokenizer)
+    hits = search(db, "quince", 5)
+    assert paths(hits) == ["handbook.md", "note.txt"]
+    assert hits[0]["url"].endswith("#quince")
+    assert hits[0]["title"] == "Handbook — Quince"
+
+
+@pytest.mark.parametrize("tokenizer", TOKENIZERS)
+def test_a_section_with_only_a_heading_shows_the_heading(
+    tmp_path: Path, tokenizer: Tokenizer
+) -> None:
+    db = indexed(tmp_path, {"todo.md": "# Plans\n\n## Persimmon ideas\n"}, tokenizer)
+    (hit,) = search(db, "persimmon", 5)
+    assert hit["title"] == "Plans — Persimmon ideas"
+    assert hit["snippet"] == "Persimmon ideas"
+    assert hit["url"].endswith("todo.md#persimmon-ideas")

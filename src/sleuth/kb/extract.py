@@ -1,14 +1,18 @@
-"""Turn one file's bytes into what the knowledge base stores: title, plain text, date.
+"""Turn one file's bytes into what the knowledge base stores: title, sections, date.
 
 Markdown (.md, .markdown), plain text (.txt) and HTML (.html, .htm) are understood.
 YAML front matter is read for the date (`published_at`, `published` or `date`) and a
-fallback title, and never reaches the text. The plain text keeps its blocks (heading,
-paragraph, list item, code block) separated by a blank line, so passages never run
-across them. No I/O here: the indexer reads the file and passes bytes and mtime in.
+fallback title, and never reaches the text. The text is cut into sections at the
+headings (Markdown ATX and setext headings, HTML h1-h6; see `sleuth.kb.sections`);
+a plain-text file is one section. Within a section the blocks (paragraph, list item,
+code block) are separated by a blank line, so passages never run across them.
+Inline code keeps its content verbatim; elsewhere Markdown emphasis, links and HTML
+tags are stripped. No I/O here: the indexer reads the file and passes bytes and
+mtime in.
 
->>> doc = parse_document(Path("a.md"), b"# Caching\\n\\nKeep **hot** data [close](x).", 0.0)
->>> doc.title, doc.body, doc.published_at
-('Caching', 'Caching\\n\\nKeep hot data close.', '1970-01-01T00:00:00+00:00')
+>>> doc = parse_document(Path("a.md"), b"# Caching\\n\\nKeep **hot** `__key__` [close](x).", 0.0)
+>>> doc.title, doc.sections[0].heading, doc.sections[0].text, doc.published_at
+('Caching', 'Caching', 'Keep hot __key__ close.', '1970-01-01T00:00:00+00:00')
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from typing import Literal
 
 import nh3
 import yaml
+
+from sleuth.kb.sections import Code, Heading, Section, split_sections
 
 Kind = Literal["markdown", "text", "html"]
 
@@ -47,21 +53,47 @@ _TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+
 _REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:[ \t]*\S+.*$")
 _QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
+_INDENTED = re.compile(r"^(?: {4}|\t)")
+# Chinese characters and full-width punctuation, between which a line break is no space.
+_CJK_WIDE = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+# An explicit id after a heading's text: `## Install {#setup}` (Pandoc, kramdown, MkDocs).
+_HEADING_ID = re.compile(r"[ \t]*\{#([^\s{}]+)[^{}]*\}$")
 
-# Markdown, inline.
+# Markdown, inline. Code spans and backslash escapes are set aside first (as
+# placeholders), so nothing below touches them.
+_PROTECTED = re.compile(r"\\([!-/:-@\[-`{-~])|(?<!`)(`+)(?!`)(.+?)(?<!`)\2(?!`)")
+_PLACEHOLDER = re.compile("\ue000(\\d+)\ue001")
 _IMAGE = re.compile(r"!\[([^\]]*)\]\([^)]*\)")
 _LINK = re.compile(r"\[([^\]]+)\](?:\([^)]*\)|\[[^\]]*\])")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>")
-_INLINE_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1")
-_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_INLINE_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)(?:\s[^<>]*)?/?>")
+# Only HTML elements are tags: `Option<T>` or `SLEUTH_<KEY>` in prose are text.
+_HTML_ELEMENTS = frozenset(
+    {
+        "a", "abbr", "b", "bdi", "bdo", "big", "br", "center", "cite", "code", "data", "del",
+        "details", "dfn", "div", "em", "font", "i", "img", "input", "ins", "kbd", "mark", "p",
+        "picture", "q", "rp", "rt", "ruby", "s", "samp", "small", "source", "span", "strike",
+        "strong", "sub", "summary", "sup", "time", "tt", "u", "var", "video", "wbr",
+    }
+)  # fmt: skip
+_STAR_STRONG = re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*")
 _STAR_EM = re.compile(r"\*(?=[^\s*])(.+?)(?<=[^\s*])\*")
-_UNDERSCORE_EM = re.compile(r"(?<![^\W_])_(?=\S)(.+?)(?<=\S)_(?![^\W_])")
+# Underscores only emphasise at word edges: snake_case and FOO__BAR stay as they are.
+_UNDERSCORE_STRONG = re.compile(r"(?<!\w)__(?=[^\s_])(.+?)(?<=[^\s_])__(?!\w)")
+_UNDERSCORE_EM = re.compile(r"(?<!\w)_(?=[^\s_])(.+?)(?<=[^\s_])_(?!\w)")
 _STRIKE = re.compile(r"~~(.+?)~~")
 
 # HTML.
 _HTML_TITLE = re.compile(r"<title\b[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
 _HTML_H1 = re.compile(r"<h1\b[^>]*>(.*?)</h1\s*>", re.IGNORECASE | re.DOTALL)
+_HTML_HEADING = re.compile(r"<h([1-6])\b([^>]*)>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
+_HTML_PRE = re.compile(r"<pre\b[^>]*>(.*?)</pre\s*>", re.IGNORECASE | re.DOTALL)
+_HTML_ID = re.compile(r"""(?<![\w-])id\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.IGNORECASE)
+# Removed before looking for headings, so a heading inside them cannot cut a section.
+_HTML_HIDDEN = re.compile(
+    r"<!--.*?-->|<(script|style|template)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL
+)
 _HTML_BREAK = re.compile(
     r"<(/?)(address|article|aside|blockquote|br|dd|div|dl|dt|figcaption|figure|footer|"
     r"form|h[1-6]|header|hr|li|main|nav|ol|p|pre|section|table|td|th|tr|ul)\b[^>]*>",
@@ -70,14 +102,27 @@ _HTML_BREAK = re.compile(
 # Tags whose content is not text a reader sees; nh3 drops them with their content.
 _HTML_DROP = {"script", "style", "title", "template", "head"}
 
+Items = list[Heading | str]
+
 
 @dataclass(frozen=True)
 class Document:
     """What the index stores about one file (besides where it is)."""
 
     title: str
-    body: str
+    sections: tuple[Section, ...]
     published_at: str
+
+    @property
+    def body(self) -> str:
+        """The whole plain text, headings included, blocks separated by a blank line."""
+        blocks = [
+            block
+            for section in self.sections
+            for block in (*section.above, section.heading or "", *section.blocks)
+            if block
+        ]
+        return "\n\n".join(blocks)
 
 
 def kind_of(path: Path) -> Kind | None:
@@ -85,25 +130,27 @@ def kind_of(path: Path) -> Kind | None:
 
 
 def parse_document(path: Path, data: bytes, mtime: float) -> Document:
-    """Title, plain text and ISO 8601 UTC date of one file; `mtime` is the date fallback."""
+    """Title, sections and ISO 8601 UTC date of one file; `mtime` is the date fallback."""
     text = data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
     kind = kind_of(path) or "text"
     meta: dict[str, object] = {}
     if kind != "html":
         meta, text = _split_front_matter(text)
+    title: str | None
     if kind == "html":
-        title, blocks = _html_title(text), _html_blocks(text)
+        title, items = _html_title(text), _html_items(text)
     elif kind == "markdown":
-        title, blocks = _markdown(text)
+        items = _markdown(text)
+        title = next((item.text for item in items if isinstance(item, Heading)), None)
     else:
-        title, blocks = None, _text_blocks(text)
+        title, items = None, list(_text_blocks(text))
     front_title = meta.get("title")
     if not title and isinstance(front_title, str) and front_title.strip():
         title = " ".join(front_title.split())
     published = _front_matter_date(meta) or datetime.fromtimestamp(mtime, tz=UTC)
     return Document(
         title=title or path.stem,
-        body="\n\n".join(blocks),
+        sections=split_sections(items),
         published_at=published.isoformat(timespec="seconds"),
     )
 
@@ -146,68 +193,112 @@ def _text_blocks(text: str) -> list[str]:
     return [block.strip() for block in _BLANK_LINES.split(text) if block.strip()]
 
 
-def _markdown(text: str) -> tuple[str | None, list[str]]:
-    """The first heading and the blocks of a Markdown text, markup removed."""
-    title: str | None = None
-    blocks: list[str] = []
+def _markdown(text: str) -> Items:
+    """The headings and blocks of a Markdown text, in order, markup removed."""
+    items: Items = []
     paragraph: list[str] = []
     fence: str | None = None
     code: list[str] = []
+    indented = False  # inside an indented code block (then `code` holds its lines)
+    in_list = False  # indented lines after a list item continue it, they are not code
+    after_blank = True
 
     def flush() -> None:
         if paragraph:
-            blocks.append(_inline(" ".join(paragraph)))
+            items.append(_inline(_join_lines(paragraph)))
             paragraph.clear()
 
     for line in text.split("\n"):
         if fence is not None:
             if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
-                blocks.append("\n".join(code).strip())
+                items.append(Code("\n".join(code).strip()))
                 fence = None
             else:
                 code.append(line)
             continue
+        if indented:
+            if not line.strip() or _INDENTED.match(line):
+                code.append(_INDENTED.sub("", line))
+                continue
+            items.append(Code("\n".join(code).strip()))
+            indented = False
         heading = _ATX.match(line)
+        if line.strip() and after_blank and not line[0].isspace() and not _LIST_ITEM.match(line):
+            in_list = False
+        after_blank = not line.strip()
         if (opening := _FENCE.match(line)) is not None:
             flush()
             fence, code = opening.group(1), []
         elif not line.strip() or _REF_DEF.match(line) or _TABLE_RULE.match(line):
             flush()
+        elif not paragraph and not in_list and _INDENTED.match(line):
+            indented, code = True, [_INDENTED.sub("", line)]
         elif paragraph and _SETEXT.match(line):
-            text_of_heading = _inline(" ".join(paragraph))
+            items.append(_heading(_join_lines(paragraph)))
             paragraph.clear()
-            title = title or text_of_heading
-            blocks.append(text_of_heading)
         elif _RULE.match(line):
             flush()
         elif heading is not None:
             flush()
-            text_of_heading = _inline(heading.group(1) or "")
-            title = title or text_of_heading
-            blocks.append(text_of_heading)
+            items.append(_heading(heading.group(1) or ""))
         else:
             line = _QUOTE.sub("", line)
             if _LIST_ITEM.match(line) or line.lstrip().startswith("|"):
                 flush()  # every list item and table row is a block of its own
+                in_list = in_list or _LIST_ITEM.match(line) is not None
                 line = _LIST_ITEM.sub("", line).replace("|", " ")
             paragraph.append(line.strip())
     flush()
-    if fence is not None:
-        blocks.append("\n".join(code).strip())
-    return title, [block for block in blocks if block]
+    if fence is not None or indented:
+        items.append(Code("\n".join(code).strip()))
+    return [item for item in items if item]
+
+
+def _join_lines(lines: list[str]) -> str:
+    """A paragraph's lines as one: with a space, but none between two Chinese characters."""
+    joined = lines[0]
+    for line in lines[1:]:
+        joined += "" if _CJK_WIDE.match(joined[-1:]) and _CJK_WIDE.match(line) else " "
+        joined += line
+    return joined
+
+
+def _heading(source: str) -> Heading | str:
+    """A Markdown heading's text and explicit id; an empty heading is no heading."""
+    explicit = _HEADING_ID.search(source)
+    if explicit is not None:
+        source = source[: explicit.start()]
+    text = _inline(source)
+    if not text:
+        return ""
+    return Heading(text, explicit.group(1) if explicit is not None else None)
 
 
 def _inline(text: str) -> str:
+    """Plain text of a Markdown paragraph: markup gone, code spans verbatim."""
+    kept: list[str] = []
+
+    def set_aside(match: re.Match[str]) -> str:
+        escaped, code = match.group(1), match.group(3)
+        if escaped is None and len(code) > 2 and code[0] == code[-1] == " " and code.strip():
+            code = code[1:-1]  # CommonMark: one space of padding on each side is dropped
+        kept.append(escaped if escaped is not None else code)
+        return f"\ue000{len(kept) - 1}\ue001"
+
+    text = _PROTECTED.sub(set_aside, text.replace("\ue000", "").replace("\ue001", ""))
     text = _IMAGE.sub(r"\1", text)
     text = _LINK.sub(r"\1", text)
     text = _AUTOLINK.sub(r"\1", text)
-    text = _INLINE_TAG.sub("", text)
-    text = _CODE_SPAN.sub(r"\2", text)
-    text = _STRONG.sub(r"\2", text)
-    text = _STAR_EM.sub(r"\1", text)
-    text = _UNDERSCORE_EM.sub(r"\1", text)
-    text = _STRIKE.sub(r"\1", text)
-    return " ".join(html.unescape(text).split())
+    text = _COMMENT.sub("", text)
+    text = _INLINE_TAG.sub(_drop_html_element, text)
+    for pattern in (_STAR_STRONG, _UNDERSCORE_STRONG, _STAR_EM, _UNDERSCORE_EM, _STRIKE):
+        text = pattern.sub(r"\1", text)
+    text = " ".join(html.unescape(text).split())
+    return _PLACEHOLDER.sub(lambda match: kept[int(match.group(1))], text)
+
+
+def _drop_html_element(match: re.Match[str]) -> str:
+    return "" if match.group(1).lower() in _HTML_ELEMENTS else match.group(0)
 
 
 def _html_text(fragment: str) -> str:
@@ -225,7 +316,39 @@ def _html_title(text: str) -> str | None:
     return None
 
 
-def _html_blocks(text: str) -> list[str]:
+def _html_items(text: str) -> Items:
+    """The headings (h1-h6) and blocks of an HTML page, in order."""
+    text = _HTML_HIDDEN.sub(" ", text)
+    items: Items = []
+    position = 0
+    for match in _HTML_HEADING.finditer(text):
+        items += _html_blocks(text[position : match.start()])
+        heading = " ".join(_html_text(match.group(3)).split())
+        if heading:
+            items.append(Heading(heading, _html_id(match.group(2))))
+        position = match.end()
+    items += _html_blocks(text[position:])
+    return items
+
+
+def _html_id(attributes: str) -> str | None:
+    match = _HTML_ID.search(attributes)
+    value = next((group for group in match.groups() if group), "") if match else ""
+    return html.unescape(value).strip() or None
+
+
+def _html_blocks(text: str) -> Items:
+    """The blocks of a piece of HTML with no heading in it; `<pre>` is code."""
+    items: Items = []
+    position = 0
+    for match in _HTML_PRE.finditer(text):
+        items += _html_prose(text[position : match.start()])
+        items.append(Code(_html_text(match.group(1)).strip()))
+        position = match.end()
+    return items + _html_prose(text[position:])
+
+
+def _html_prose(text: str) -> Items:
     def separate(match: re.Match[str]) -> str:
         gap = " " if match.group(2).lower() in {"td", "th"} else "\n\n"
         return gap + match.group(0)

@@ -1,10 +1,15 @@
-"""Indexing a folder into the knowledge base, incrementally.
+"""Indexing a folder into the knowledge base, incrementally and by section.
 
 Every supported file under the root (hidden files and folders skipped) is hashed;
-a file whose sha256 matches the stored one is left alone, a changed one re-indexed,
-and a file indexed earlier under this root but gone from disk is removed. Several
-roots can share one database: documents are keyed by absolute path, and removal
-only looks under the root being indexed.
+a file whose sha256 matches the stored one is left alone, a changed one re-indexed
+(all its sections replaced), and a file indexed earlier under this root but gone
+from disk is removed with its sections. Several roots can share one database:
+documents are keyed by absolute path, and removal only looks under the root being
+indexed.
+
+Each section of a file (`sleuth.kb.sections`; a long one in chunks of about
+`CHUNK_CHARS`) is a row of the full-text index, titled with the document title and
+the section's headings, so it is ranked on its own.
 
 Asking for another tokenizer than the database was built with rebuilds the whole
 full-text index (every root) from the stored text, then indexes as usual.
@@ -21,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from sleuth.kb.extract import kind_of, parse_document
+from sleuth.kb.extract import Document, kind_of, parse_document
 from sleuth.kb.store import connect, prepare
 from sleuth.kb.tokenize import TOKENIZERS, Tokenizer, index_form
 
@@ -30,6 +35,10 @@ Outcome = Literal["added", "updated", "unchanged", "skipped"]
 
 # Commit every so many files, so an interrupted run on a large folder keeps its work.
 _COMMIT_EVERY = 200
+
+_DELETE_SECTIONS_FTS = (
+    "DELETE FROM sections_fts WHERE rowid IN (SELECT id FROM sections WHERE doc_id = ?)"
+)
 
 
 @dataclass(frozen=True)
@@ -83,8 +92,9 @@ def index_folder(
                 progress(done, len(files), path)
         # What is left in `known` was indexed under this root and is no longer on disk.
         gone = [(entry.id,) for entry in known.values()]
+        conn.executemany(_DELETE_SECTIONS_FTS, gone)
+        conn.executemany("DELETE FROM sections WHERE doc_id = ?", gone)
         conn.executemany("DELETE FROM documents WHERE id = ?", gone)
-        conn.executemany("DELETE FROM documents_fts WHERE rowid = ?", gone)
         conn.commit()
     return IndexReport(removed=len(gone), files=len(files), **counts)
 
@@ -137,27 +147,49 @@ def _index_file(
         rel_path,
         path.resolve().as_uri(),
         doc.title,
-        doc.body,
         doc.published_at,
         digest,
     )
     if known is None:
         cursor = conn.execute(
-            "INSERT INTO documents (path, root, rel_path, url, title, body, published_at, sha256)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO documents (path, root, rel_path, url, title, published_at, sha256)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
             values,
         )
         doc_id = cursor.lastrowid
+        assert doc_id is not None  # noqa: S101 - an INSERT sets it
     else:
         doc_id = known.id
         conn.execute(
-            "UPDATE documents SET path = ?, root = ?, rel_path = ?, url = ?, title = ?, body = ?,"
+            "UPDATE documents SET path = ?, root = ?, rel_path = ?, url = ?, title = ?,"
             " published_at = ?, sha256 = ? WHERE id = ?",
             (*values, doc_id),
         )
-        conn.execute("DELETE FROM documents_fts WHERE rowid = ?", (doc_id,))
-    conn.execute(
-        "INSERT INTO documents_fts (rowid, title, body) VALUES (?, ?, ?)",
-        (doc_id, index_form(doc.title, tokenizer), index_form(doc.body, tokenizer)),
-    )
+        conn.execute(_DELETE_SECTIONS_FTS, (doc_id,))
+        conn.execute("DELETE FROM sections WHERE doc_id = ?", (doc_id,))
+    _insert_sections(conn, doc_id, doc, tokenizer)
     return "added" if known is None else "updated"
+
+
+def _insert_sections(
+    conn: sqlite3.Connection, doc_id: int, doc: Document, tokenizer: Tokenizer
+) -> None:
+    position = 0
+    for section in doc.sections:
+        # The indexed title: document title, folded empty headings, the heading; no repeats.
+        headings = [doc.title, *section.above, *filter(None, [section.heading])]
+        title = " ".join(dict.fromkeys(headings))
+        for chunk in section.chunks():
+            cursor = conn.execute(
+                "INSERT INTO sections (doc_id, position, heading, anchor, title, body, code)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (doc_id, position, section.heading, section.anchor, title, chunk.text, chunk.code),
+            )
+            conn.execute(
+                "INSERT INTO sections_fts (rowid, title, body, code) VALUES (?, ?, ?, ?)",
+                (
+                    cursor.lastrowid,
+                    *(index_form(text, tokenizer) for text in (title, chunk.text, chunk.code)),
+                ),
+            )
+            position += 1

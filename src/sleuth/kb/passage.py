@@ -1,13 +1,18 @@
-"""Choosing the snippet: the passage of a document that best answers the query.
+"""Choosing the snippet: the passage of a section that best answers the query.
 
 A passage is one to three consecutive whole sentences of one block (paragraph,
-heading, list item) of the stored plain text, at most `MAX_CHARS` long; a single
-sentence longer than that is a passage on its own, never cut. The best passage
-covers the most of the query (each distinct term found counts its length, so
-particles and overlapping short words weigh little), then starts with a matching
-sentence, then fits the limit, then has the most term occurrences, then is the
-longest (more context), then comes first. With no term found, the document's
-opening passage is used.
+list item, code block) of the section's plain text, at most `MAX_CHARS` long; a
+single sentence longer than that is a passage on its own, never cut. Headings are
+not in the text (they are the result's title), so a heading never stands in for
+the paragraph under it.
+
+The best passage covers the most of the query (each distinct term found counts its
+length, so particles and overlapping short words weigh little; in code, half of
+that, so prose that answers beats an example that merely mentions the words), then
+starts with a matching sentence, then fits the limit, then has the most term
+occurrences, then is the longest (more context), then comes first (prose before
+code). With no term found, the opening passage of the prose is used (of the code,
+when the section has no prose).
 
 >>> best_passage("Intro here. Caches keep hot data. They expire.\\n\\nOther.", ("cache",))
 'Caches keep hot data. They expire.'
@@ -23,6 +28,8 @@ from sleuth.text import split_sentences
 
 MAX_CHARS = 300
 MAX_SENTENCES = 3
+# How much a query term found in code counts against one found in prose.
+CODE_FACTOR = 0.5
 
 _BLANK_LINES = re.compile(r"\n\s*\n")
 
@@ -35,12 +42,17 @@ class _Sentence:
     hits: int
 
 
-def best_passage(body: str, terms: Sequence[str]) -> str:
-    best_key: tuple[int, ...] | None = None
+def best_passage(body: str, terms: Sequence[str], code: str = "") -> str:
+    """The best passage of the prose `body` and the `code` blocks for `terms`."""
+    best_key: tuple[float, ...] | None = None
     best = ""
     order = 0
-    for block in _BLANK_LINES.split(body):
+    blocks = [(block, 1.0) for block in _BLANK_LINES.split(body)]
+    blocks += [(block, CODE_FACTOR) for block in _BLANK_LINES.split(code)]
+    for block, factor in blocks:
         text = " ".join(block.split())
+        if not text:
+            continue
         sentences = _sentences(text, terms)
         for i, first in enumerate(sentences):
             for j in range(i, min(i + MAX_SENTENCES, len(sentences))):
@@ -50,7 +62,7 @@ def best_passage(body: str, terms: Sequence[str]) -> str:
                     break
                 window = sentences[i : j + 1]
                 found = frozenset().union(*(sentence.found for sentence in window))
-                weight = sum(len(term) for term in found)
+                weight = factor * sum(len(term) for term in found)
                 hits = sum(sentence.hits for sentence in window)
                 key = (
                     (weight, bool(first.found), fits, hits, len(passage), -order)

@@ -1,0 +1,150 @@
+"""Cutting a document into sections at its headings, with the anchors that link to them.
+
+The extractor hands over a document as a flat run of items: plain-text blocks and
+`Heading`s. Each heading starts a section that runs to the next heading of any
+level; text before the first heading is a section with no heading and no anchor.
+A heading with no text under it (a chapter heading directly followed by a
+sub-heading) is not a section of its own: it is folded into the next section, whose
+`above` keeps it so its words stay searchable. Only a document with no text at all
+keeps an empty section, so it can still be found by its title.
+
+Anchors follow GitHub: the heading lower-cased, characters other than letters,
+digits, marks, spaces, `-` and `_` dropped (Chinese is kept), spaces turned into
+hyphens, and `-1`, `-2`… added to repeats. An explicit id (`{#id}` after a Markdown
+heading, `id="…"` on an HTML heading) wins. Long sections are indexed in chunks
+(`Section.chunks`), cut between blocks.
+
+>>> [s.anchor for s in split_sections(["Intro.", Heading("Set up"), "Text.", Heading("Set up")])]
+[None, 'set-up', 'set-up-1']
+>>> slug("本地知识库如何支持中文检索？")
+'本地知识库如何支持中文检索'
+"""
+
+from __future__ import annotations
+
+import math
+import unicodedata
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+# Target size of an indexed chunk of a long section, in characters.
+CHUNK_CHARS = 1500
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A heading's plain text and, when the source gives one, its explicit id."""
+
+    text: str
+    id: str | None = None
+
+
+class Code(str):
+    """A block of source code (fenced, indented or `<pre>`), kept apart from prose: it is
+    indexed with a lower weight and shown only when no prose answers."""
+
+    __slots__ = ()
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """What one row of the index holds: prose and code, blocks separated by a blank line."""
+
+    text: str
+    code: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """A heading and the blocks under it, up to the next heading."""
+
+    heading: str | None  # None: the text before the first heading
+    anchor: str | None  # the URL fragment of the heading; None links to the file itself
+    blocks: tuple[str, ...]  # prose, and `Code`
+    above: tuple[str, ...] = ()  # headings with no text of their own, folded into this one
+
+    @property
+    def text(self) -> str:
+        """The prose blocks."""
+        return _chunk(self.blocks).text
+
+    @property
+    def code(self) -> str:
+        """The code blocks."""
+        return _chunk(self.blocks).code
+
+    def chunks(self, size: int = CHUNK_CHARS) -> list[Chunk]:
+        """The section in about equal pieces of about `size` characters at most, cut
+        between blocks: each block goes to the piece its middle falls in. A block is
+        never cut, and a short section is one piece."""
+        total = sum(len(block) + 2 for block in self.blocks)
+        count = max(1, math.ceil(total / size))
+        pieces: list[list[str]] = [[] for _ in range(count)]
+        offset = 0
+        for block in self.blocks:
+            pieces[min(count - 1, int((offset + len(block) / 2) * count / total))].append(block)
+            offset += len(block) + 2
+        return [_chunk(piece) for piece in pieces if piece] or [Chunk("", "")]
+
+
+def split_sections(items: Iterable[Heading | str]) -> tuple[Section, ...]:
+    """Sections of a document given as blocks and headings in reading order."""
+    slugs = _Slugger()
+    sections: list[Section] = []
+    above: list[str] = []  # headings with no text yet, waiting for a section
+    heading: str | None = None
+    anchor: str | None = None
+    blocks: list[str] = []
+
+    def close() -> None:
+        if blocks:
+            sections.append(Section(heading, anchor, tuple(blocks), tuple(above)))
+            above.clear()
+        elif heading is not None:
+            above.append(heading)
+
+    for item in items:
+        if isinstance(item, Heading):
+            close()
+            heading, anchor, blocks = item.text, slugs.anchor(item), []
+        elif item:
+            blocks.append(item)
+    close()
+    if above:  # headings after the last text (or a document of headings only)
+        sections.append(Section(above[-1], anchor, (), tuple(above[:-1])))
+    return tuple(sections) or (Section(None, None, ()),)
+
+
+def _chunk(blocks: Sequence[str]) -> Chunk:
+    prose = [block for block in blocks if not isinstance(block, Code)]
+    code = [block for block in blocks if isinstance(block, Code)]
+    return Chunk("\n\n".join(prose), "\n\n".join(code))
+
+
+def slug(text: str) -> str:
+    """GitHub's anchor for a heading's text (without the numbering of repeats)."""
+    kept = (
+        char for char in text.lower() if char in " -_" or unicodedata.category(char)[0] in "LNM"
+    )
+    return "".join(kept).replace(" ", "-")
+
+
+class _Slugger:
+    """Anchors for the headings of one document, repeats numbered as GitHub does."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, int] = {}
+
+    def anchor(self, heading: Heading) -> str | None:
+        if heading.id:
+            self._seen.setdefault(heading.id, 0)
+            return heading.id
+        base = slug(heading.text)
+        if not base:
+            return None
+        result = base
+        while result in self._seen:
+            self._seen[base] += 1
+            result = f"{base}-{self._seen[base]}"
+        self._seen[result] = 0
+        return result

@@ -369,3 +369,35 @@ async def test_web_back_ends_merge_into_one_projected_list_inventing_nothing() -
         if item.published_at is not None:
             sent = item.published_at.strftime("%Y-%m-%d")
             assert sent in cassette_text or item.published_at.strftime("%d %b %Y") in cassette_text
+
+
+async def test_plain_text_providers_keep_angle_brackets_html_ones_lose_tags(
+    fakes: dict[str, Provider],
+) -> None:
+    text = "Set SLEUTH_<KEY> to a value; 1 < 2 holds."
+    cassette = (
+        Cassette()
+        .add(
+            "local",
+            "q",
+            body={
+                "results": [{"url": "file:///notes/config.md", "title": "Config", "snippet": text}]
+            },
+        )
+        .add(
+            "alpha",
+            "q",
+            body={
+                "results": [
+                    {
+                        "url": "https://a.example/",
+                        "title": "<em>Web</em>",
+                        "snippet": "An <b>HTML</b> snippet.",
+                    }
+                ]
+            },
+        )
+    )
+    response = await Sleuth(settings(chain=["local", "alpha"]), cassette.transport()).search("q")
+    snippets = {item.title: item.snippet for item in response.results}
+    assert snippets == {"Config": text, "Web": "An HTML snippet."}

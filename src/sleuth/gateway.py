@@ -384,8 +384,9 @@ class Sleuth:
         merged = _Merged()
         for outcome in outcomes:
             hits = outcome.hits[: self.settings.per_provider_results]
-            items = normalize(outcome.provider, hits, now)
             provider = registry.get(outcome.provider)
+            plain = provider.info.text_format == "text"
+            items = normalize(outcome.provider, hits, now, plain_text=plain)
             merged.items.extend(
                 self._emulate_filters(provider, req, items, now, merged.degradations)
             )

@@ -35,6 +35,9 @@ class ProviderInfo:
     language: bool = False
     query_style: QueryStyle = "keywords"
     max_results: int = 20
+    #: "html" when titles and snippets may carry markup (<em>, entities) for the clean
+    #: stage to strip; "text" when they are plain text whose `<` is meant literally.
+    text_format: Literal["html", "text"] = "html"
 
 
 @dataclass(frozen=True)

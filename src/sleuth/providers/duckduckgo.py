@@ -69,6 +69,7 @@ INFO = ProviderInfo(
     # ddgs asks each engine for one page; DuckDuckGo's HTML page 1 holds 10 results
     # (ddgs/engines/duckduckgo.py: page 2 starts at offset 10).
     max_results=10,
+    text_format="text",
 )
 
 REQUEST_URL = "ddgs:text"

@@ -35,6 +35,7 @@ INFO = ProviderInfo(
     language=False,
     query_style="keywords",
     max_results=50,
+    text_format="text",
 )
 
 

@@ -8,6 +8,7 @@ the provider's own date only.
 from __future__ import annotations
 
 import hashlib
+import html
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
@@ -61,11 +62,17 @@ def item_id(url: str | None, title: str, snippet: str) -> str:
     return hashlib.blake2b(key.encode("utf-8"), digest_size=8).hexdigest()
 
 
-def normalize(provider: str, hits: Sequence[RawHit], now: datetime) -> list[ResultItem]:
+def normalize(
+    provider: str, hits: Sequence[RawHit], now: datetime, *, plain_text: bool = False
+) -> list[ResultItem]:
+    """`plain_text`: the provider's text is not HTML; it is escaped here so that the
+    clean stage's tag stripping keeps a literal `<KEY>` or `a<b`."""
     items = []
     for position, hit in enumerate(hits, start=1):
         title = (hit.title or "").strip()
         snippet = (hit.snippet or "").strip()
+        if plain_text:
+            title, snippet = html.escape(title, quote=False), html.escape(snippet, quote=False)
         published = parse_date(hit.published_at)
         if published is not None and published > now:
             published = None  # a date in the future is a back-end error, not a fact

@@ -144,6 +144,8 @@ def _print_response(response: SearchResponse) -> None:
             console.print(f"    [yellow](degraded: missing {', '.join(item.missing or [])})[/]")
         if item.url:
             console.print(f"    [dim]source:[/] {escape(item.url)}", highlight=False)
+        if item.published_at:
+            console.print(f"    [dim]published:[/] {item.published_at:%Y-%m-%d}", highlight=False)
     stats = ", ".join(
         f"{name} {report.status} {report.results} in {report.latency_ms:.0f} ms"
         for name, report in response.providers.items()

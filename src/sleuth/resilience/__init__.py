@@ -1,0 +1,2 @@
+"""Resilience policies: error rules, retry, circuit breakers, quota pools, hedging,
+the degradation ladder."""

@@ -1,0 +1,325 @@
+"""The store protocols, the records they carry, and the cache's key and lifetimes.
+
+Resilience state lives behind three narrow protocols so that one process (memory),
+several processes on one host (SQLite) and several replicas (Redis, later) share it
+the same way; one contract suite (`tests/store/test_store_contract.py`) runs against
+every implementation.
+
+    BreakerStore   a provider's circuit-breaker record, read and changed atomically
+    CounterStore   token buckets (`take`) and plain counters (`add`) for the dashboard
+    CacheStore     the response cache: get (counts a hit), put, prune
+
+Stores never read a clock: every method that depends on time takes `now`, from the
+clock of the policy that calls it (wall-clock seconds, `time.time`, because the state
+is shared between processes and hosts, whose monotonic clocks do not agree). Stores
+hold no policy either: a breaker or bucket passes a pure function (`change`,
+`BucketRule.apply`) that the store runs inside its atomic section, so the arithmetic
+lives once, in `resilience/`, and each store only has to make it atomic.
+
+>>> key = cache_key(SearchRequest(query="  Python   3.13 "))
+>>> key == cache_key(SearchRequest(query="python 3.13"))
+True
+>>> CacheSettings().ttl_for("past_week", complete=True)
+3600.0
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sleuth.contract import SearchRequest, SearchResponse, TimeRange
+
+__all__ = [
+    "BreakerRecord",
+    "BreakerState",
+    "BreakerStore",
+    "BucketRule",
+    "CacheEntry",
+    "CacheRead",
+    "CacheSettings",
+    "CacheStore",
+    "CacheTtl",
+    "CounterStore",
+    "Store",
+    "Take",
+    "cache_key",
+    "entry_for",
+]
+
+BreakerState = Literal["closed", "open", "half_open"]
+
+#: Bumped when the normalisation of `cache_key` changes, so old entries stop matching.
+_KEY_VERSION = 1
+
+
+# --- circuit breaker -------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BreakerRecord:
+    """One provider's breaker, as stored: small and JSON-serialisable.
+
+    `calls` is the sliding window, oldest first: (when, failed) per recorded call,
+    already trimmed to the configured size and age by the breaker.
+    """
+
+    state: BreakerState = "closed"
+    opened_at: float | None = None
+    probe_at: float | None = None
+    calls: tuple[tuple[float, bool], ...] = ()
+    reason: str = ""
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "state": self.state,
+                "opened_at": self.opened_at,
+                "probe_at": self.probe_at,
+                "calls": [[when, int(failed)] for when, failed in self.calls],
+                "reason": self.reason,
+            },
+            separators=(",", ":"),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> BreakerRecord:
+        data = json.loads(text)
+        return cls(
+            state=data["state"],
+            opened_at=data["opened_at"],
+            probe_at=data["probe_at"],
+            calls=tuple((float(when), bool(failed)) for when, failed in data["calls"]),
+            reason=data["reason"],
+        )
+
+
+class BreakerStore(Protocol):
+    async def get_breaker(self, provider: str) -> BreakerRecord:
+        """The provider's record; a closed, empty one when none was stored."""
+        ...
+
+    async def update_breaker(
+        self, provider: str, change: Callable[[BreakerRecord], BreakerRecord]
+    ) -> BreakerRecord:
+        """Replace the record with `change(record)` atomically and return the new one.
+
+        No other update of the same provider (in any process sharing the store)
+        runs between the read and the write. `change` must be pure and quick: a
+        store may run it in a worker thread, inside a transaction, or more than once.
+        """
+        ...
+
+
+# --- token buckets and counters --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Take:
+    """The answer to one `take`: granted, or refused with how long to wait."""
+
+    granted: bool
+    #: When refused: seconds until the same take could succeed (inf: never).
+    wait_s: float = 0.0
+    reason: str = ""
+
+
+class BucketRule(Protocol):
+    """The arithmetic of a bucket; the store supplies the state and the atomicity.
+
+    `state` is what the previous `apply` returned for this pool (None at first);
+    it must be JSON-serialisable. Pure: no clock, no I/O.
+    """
+
+    def apply(
+        self, state: Mapping[str, Any] | None, tokens: float, now: float
+    ) -> tuple[dict[str, Any], Take]: ...
+
+
+class CounterStore(Protocol):
+    async def take(self, pool: str, tokens: float, now: float, rule: BucketRule) -> Take:
+        """Atomically apply `rule` to the pool's bucket and store the new state.
+
+        Two callers (threads, processes, replicas) never both spend the same token.
+        """
+        ...
+
+    async def add(self, name: str, n: int = 1) -> int:
+        """Add `n` to a counter (created at 0) and return its new value."""
+        ...
+
+    async def counters(self, prefix: str = "") -> dict[str, int]:
+        """Every counter whose name starts with `prefix`."""
+        ...
+
+
+# --- response cache --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CacheEntry:
+    """One cached answer. Times are wall-clock seconds since the epoch."""
+
+    query_hash: str
+    query: str
+    result_summary: str
+    source_urls: tuple[str, ...]
+    #: The full `SearchResponse` as JSON (what a cache hit returns).
+    response: Mapping[str, Any]
+    #: False when some provider failed: a partial answer, kept only briefly.
+    complete: bool
+    created_at: float
+    updated_at: float
+    expires_at: float
+    #: Reads that found this entry (fresh or stale); writes never count.
+    hit_count: int = 0
+
+
+@dataclass(frozen=True)
+class CacheRead:
+    entry: CacheEntry
+    #: False once `expires_at` has passed; a stale entry is still returned, for the
+    #: degradation ladder to fall back on when every provider fails.
+    fresh: bool
+
+
+class CacheStore(Protocol):
+    async def get_cached(self, query_hash: str, now: float) -> CacheRead | None:
+        """The entry and whether it is fresh; counts one hit when found."""
+        ...
+
+    async def put_cached(self, entry: CacheEntry) -> bool:
+        """Store an answer; False when refused.
+
+        A partial entry never replaces a complete one (fresh or stale). Replacing
+        keeps the existing `created_at` and `hit_count`; `entry.hit_count` is ignored.
+        """
+        ...
+
+    async def prune_cache(
+        self, now: float, *, min_hits: int = 3, older_than_days: float = 30.0
+    ) -> int:
+        """Delete entries read fewer than `min_hits` times and created more than
+        `older_than_days` ago; return how many. Safe while the service runs."""
+        ...
+
+
+class Store(BreakerStore, CounterStore, CacheStore, Protocol):
+    """Everything resilience keeps, in one backend."""
+
+    async def aclose(self) -> None: ...
+
+
+# --- cache policy: key, lifetimes, entries ---------------------------------------
+
+
+class CacheTtl(BaseModel):
+    """How long an answer stays fresh, by the request's `time_range`: the narrower
+    the range, the sooner new results appear, so the sooner the answer goes stale."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    any: float = Field(24 * 3600.0, gt=0, description="Seconds; no time range: 24 h.")
+    past_year: float = Field(12 * 3600.0, gt=0, description="Seconds for past_year: 12 h.")
+    past_month: float = Field(6 * 3600.0, gt=0, description="Seconds for past_month: 6 h.")
+    past_week: float = Field(3600.0, gt=0, description="Seconds for past_week: 1 h.")
+
+
+class CacheSettings(BaseModel):
+    """The `cache:` section of sleuth.yaml."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    enabled: bool = Field(True, description="Answer repeated queries from the local cache.")
+    ttl_s: CacheTtl = Field(default_factory=CacheTtl, description="Freshness by time_range.")
+    partial_ttl_s: float = Field(
+        300.0,
+        gt=0,
+        description="Freshness of a partial answer (some providers failed), if shorter.",
+    )
+    prune_min_hits: int = Field(
+        3, ge=0, description="`sleuth cache prune` deletes entries read fewer times than this..."
+    )
+    prune_older_than_days: float = Field(
+        30.0, ge=0, description="...and created more than this many days ago."
+    )
+
+    def ttl_for(self, time_range: TimeRange, *, complete: bool) -> float:
+        ttl = float(getattr(self.ttl_s, time_range))
+        return ttl if complete else min(ttl, self.partial_ttl_s)
+
+
+def _normal_text(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).split()).casefold()
+
+
+def cache_key(request: SearchRequest, chain: Sequence[str] | None = None) -> str:
+    """`query_hash`: SHA-256 of the request's normalised, answer-shaping fields.
+
+    The query (and each context turn) is NFKC-normalised, whitespace-collapsed and
+    case-folded; lists are de-duplicated and sorted. `context` is part of the key
+    because it changes what an elliptical query means ("那明天呢"). `priority` and
+    `no_cache` are not: they change how, not what, sleuth answers. A request that
+    names no providers is keyed with `chain` (the configured one) when given, so a
+    changed chain does not answer from another chain's results.
+
+    >>> a = SearchRequest(query="Rust", domain_filter=["b.org", "a.org"], include=["url"])
+    >>> b = SearchRequest(query="rust", domain_filter=["a.org", "b.org"], include=["url"])
+    >>> cache_key(a) == cache_key(b), len(cache_key(a))
+    (True, 64)
+    """
+    providers = request.providers if request.providers is not None else chain
+    shape = {
+        "v": _KEY_VERSION,
+        "query": _normal_text(request.query),
+        "context": [_normal_text(turn) for turn in request.context],
+        "time_range": request.time_range,
+        "domain_filter": sorted(set(request.domain_filter)),
+        "providers": sorted(set(providers)) if providers is not None else None,
+        "include": sorted(set(request.include)),
+        "max_results": request.max_results,
+    }
+    canonical = json.dumps(shape, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def entry_for(
+    request: SearchRequest,
+    response: SearchResponse,
+    *,
+    complete: bool,
+    now: float,
+    settings: CacheSettings,
+    chain: Sequence[str] | None = None,
+    source_urls: Sequence[str] | None = None,
+) -> CacheEntry:
+    """The cache entry for an answer: keyed by `cache_key`, fresh for `ttl_for`.
+
+    `result_summary` is the summary's sentences, else the result titles; the source
+    URLs are the results' `url` and `sources` (when projected) unless given.
+    """
+    summary = " ".join(sentence.text for sentence in response.summary)
+    if not summary:
+        summary = "; ".join(item.title for item in response.results if item.title)
+    if source_urls is None:
+        found: list[str] = []
+        for item in response.results:
+            found.extend(url for url in [item.url, *(item.sources or [])] if url)
+        source_urls = list(dict.fromkeys(found))
+    return CacheEntry(
+        query_hash=cache_key(request, chain),
+        query=request.query,
+        result_summary=summary,
+        source_urls=tuple(source_urls),
+        response=response.model_dump(mode="json"),
+        complete=complete,
+        created_at=now,
+        updated_at=now,
+        expires_at=now + settings.ttl_for(request.time_range, complete=complete),
+    )

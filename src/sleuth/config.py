@@ -23,11 +23,18 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from sleuth.errors import ConfigError
 from sleuth.stages.clean import CleanSettings
+from sleuth.stages.dates import DateSettings
 from sleuth.stages.dedupe import DedupeSettings
+from sleuth.stages.facts import FactSettings
+from sleuth.stages.grounding import GroundingSettings
 from sleuth.stages.guard import GuardSettings
+from sleuth.stages.injection import InjectionSettings
 from sleuth.stages.project import ProjectionSettings
 from sleuth.stages.rank import RankSettings
 from sleuth.stages.rewrite import RewriteSettings
+from sleuth.stages.summarize import SummarySettings
+from sleuth.stages.trust import TrustSettings
+from sleuth.stages.verify import ConfidenceSettings
 
 
 def default_data_dir() -> Path:
@@ -121,6 +128,13 @@ class Settings(BaseSettings):
     dedupe: DedupeSettings = Field(default_factory=DedupeSettings)
     rank: RankSettings = Field(default_factory=RankSettings)
     projection: ProjectionSettings = Field(default_factory=ProjectionSettings)
+    injection: InjectionSettings = Field(default_factory=InjectionSettings)
+    dates: DateSettings = Field(default_factory=DateSettings)
+    trust: TrustSettings = Field(default_factory=TrustSettings)
+    facts: FactSettings = Field(default_factory=FactSettings)
+    summary: SummarySettings = Field(default_factory=SummarySettings)
+    grounding: GroundingSettings = Field(default_factory=GroundingSettings)
+    confidence: ConfidenceSettings = Field(default_factory=ConfidenceSettings)
 
     @field_validator("providers", mode="before")
     @classmethod

@@ -1,7 +1,8 @@
 """`Sleuth`: runs one search through the stages. The only module that knows their order.
 
     guard → rewrite → fan-out (concurrent, one deadline) → normalize → scope
-    → clean → dedupe → rank → project
+    → screen injections → clean → dedupe → verify (dates, trust) → rank
+    → facts (over the results returned) → project → summarize → confidence
 
 Each provider failure becomes a `SearchError` in `errors` while the others still
 answer; each emulated filter and each failure is a `Degradation` with its reason.
@@ -53,12 +54,17 @@ from sleuth.providers.base import HttpRequest, Provider, ProviderQuery, Provider
 from sleuth.providers.mapping import FieldMapping
 from sleuth.stages.clean import clean
 from sleuth.stages.dedupe import dedupe
+from sleuth.stages.facts import check_facts
+from sleuth.stages.injection import screen
 from sleuth.stages.guard import guard
 from sleuth.stages.normalize import normalize
 from sleuth.stages.project import check_include, project
 from sleuth.stages.rank import rank
 from sleuth.stages.rewrite import Rewritten, asks_for_sources, is_time_sensitive, rewrite
 from sleuth.stages.scope import filter_domains, filter_time_range
+from sleuth.stages.summarize import summarize
+from sleuth.stages.trust import score_items
+from sleuth.stages.verify import confidence, date_items
 from sleuth.transport import (
     HttpTransport,
     RawResponse,
@@ -139,6 +145,8 @@ class Sleuth:
         self._transport = transport
         self._transport_given = transport is not None
         self.mappings = MappingFiles(self.settings.mappings_dir)
+        #: Click-through prior per registrable domain (0..1), fed by feedback; empty until then.
+        self.click_priors: dict[str, float] = {}
 
     @property
     def transport(self) -> Transport:
@@ -205,14 +213,26 @@ class Sleuth:
             merged = self._merge(outcomes, req, now)
         candidates = merged.items
         with timer.stage("clean"):
+            # Injections are judged on the text as sent: clean would strip <system> tags.
+            candidates = screen(candidates, settings.injection)
             candidates = clean(candidates, settings.clean)
         with timer.stage("dedupe"):
             candidates = dedupe(candidates, settings.dedupe)
+        with timer.stage("verify"):
+            candidates = date_items(candidates, now, settings.dates)
+            candidates = score_items(candidates, settings.trust, self.click_priors)
         with timer.stage("rank"):
             candidates = rank(candidates, rewritten.terms, settings.rank)
+        top = candidates[: min(req.max_results, settings.projection.max_items)]
+        with timer.stage("facts"):
+            checked = check_facts(top, rewritten.terms, settings.facts)
+            top = checked.items
         with timer.stage("project"):
             include = self._include_for(req, guarded.text, now)
-            results = project(candidates, include, req.max_results, settings.projection)
+            results = project(top, include, len(top), settings.projection)
+        with timer.stage("summarize"):
+            summary = summarize(top, rewritten.terms, rewritten.language, settings.summary)
+            score = confidence(top, checked.facts, summary, rewritten.terms, settings.confidence)
 
         errors = merged.errors
         if not results:
@@ -228,6 +248,9 @@ class Sleuth:
             query=req.query,
             rewritten_query=rewritten.keywords,
             results=results,
+            summary=summary,
+            facts=checked.facts,
+            confidence=score,
             degraded=bool(merged.degradations),
             degradations=merged.degradations,
             errors=errors,

@@ -6,8 +6,8 @@ character bigrams, which is fast and language-agnostic enough for ranking.
 
 >>> tokens("Python 3.12 发布说明")
 ('python', '3.12', '发布', '布说', '说明')
->>> split_sentences("第一句。第二句！Third one. Fourth?")
-['第一句。', '第二句！', 'Third one.', 'Fourth?']
+>>> split_sentences("第一句。第二句！Third one. Fourth? The www. prefix, e.g. this.")
+['第一句。', '第二句！', 'Third one.', 'Fourth?', 'The www. prefix, e.g. this.']
 """
 
 from __future__ import annotations
@@ -20,9 +20,14 @@ _CJK_RUN = re.compile(f"[{_CJK}]+")
 # Either a run of Chinese characters or a Latin/digit word (3.12, don't, covid-19);
 # a word never swallows an adjacent Chinese run ("Python发布" is two tokens).
 _TOKEN = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+(?:[.'’-][^\W_{_CJK}]+)*)", re.UNICODE)
-# A sentence ends at Chinese 。！？ (no space needed) or at . ! ? followed by space or
-# the end; "3.5" and "e.g." inside a word do not end a sentence.
-_SENTENCE_END = re.compile(r"(?<=[。！？])|(?<=[.!?])(?=\s|$)|(?<=[.!?][\"”’)\]])(?=\s|$)")
+# A sentence ends at Chinese 。！？ (no space needed), at ! or ? followed by space or the
+# end, and at "." followed by the end or by space and a word that does not start in
+# lower case: "3.5", "the www. prefix" and "e.g. this" do not end a sentence.
+_SENTENCE_END = re.compile(
+    r"(?<=[。！？])"
+    r"|(?<=[!?])(?=\s|$)|(?<=[!?][\"”’)\]])(?=\s|$)"
+    r"|(?<=\.)(?=\s*$|\s+[^a-z\s])|(?<=\.[\"”’)\]])(?=\s*$|\s+[^a-z\s])"
+)
 
 
 def is_cjk(char: str) -> bool:
@@ -53,7 +58,25 @@ def tokens(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence in `text`, closing punctuation in, spaces out.
+
+    >>> text = "One. Two!"
+    >>> [text[a:b] for a, b in sentence_spans(text)]
+    ['One.', 'Two!']
+    """
+    spans = []
+    start = 0
+    for end in [match.start() for match in _SENTENCE_END.finditer(text)] + [len(text)]:
+        piece = text[start:end]
+        stripped = piece.strip()
+        if stripped:
+            left = start + (len(piece) - len(piece.lstrip()))
+            spans.append((left, left + len(stripped)))
+        start = end
+    return spans
+
+
 def split_sentences(text: str) -> list[str]:
     """Sentences with their closing punctuation, surrounding space trimmed."""
-    parts = _SENTENCE_END.split(text)
-    return [part.strip() for part in parts if part and part.strip()]
+    return [text[start:end] for start, end in sentence_spans(text)]

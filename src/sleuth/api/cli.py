@@ -137,6 +137,17 @@ def _print_response(response: SearchResponse) -> None:
         f"[bold]{escape(response.query)}[/]  "
         f"[dim](searched as: {escape(response.rewritten_query)})[/]"
     )
+    if response.summary:
+        console.print()
+        for sentence in response.summary:
+            marks = "".join(f"[{c.result + 1}]" for c in sentence.citations)
+            console.print(f"  {escape(sentence.text)} [cyan]{escape(marks)}[/]", highlight=False)
+    for fact in response.facts:
+        values = "; ".join(
+            f"{value.value:g}{' ' + fact.unit if fact.unit else ''} ({', '.join(value.domains)})"
+            for value in fact.values
+        )
+        console.print(f"  [dim]fact[/] {escape(fact.attribute)}: {fact.status}: {escape(values)}")
     for number, item in enumerate(response.results, start=1):
         console.print(f"\n[bold cyan]\\[{number}][/] [bold]{escape(item.title)}[/]")
         console.print(f"    {escape(item.snippet)}")
@@ -150,7 +161,9 @@ def _print_response(response: SearchResponse) -> None:
         f"{name} {report.status} {report.results} in {report.latency_ms:.0f} ms"
         for name, report in response.providers.items()
     )
-    console.print(f"\n[dim]providers: {stats}; total {response.timings.get('total', 0):.0f} ms[/]")
+    confidence = "" if response.confidence is None else f"; confidence {response.confidence:.2f}"
+    total = response.timings.get("total", 0)
+    console.print(f"\n[dim]providers: {stats}; total {total:.0f} ms{confidence}[/]")
     for error in response.errors:
         where = f"{error.provider}: " if error.provider else ""
         console.print(f"[yellow]{error.code}[/] {escape(where + error.message)}", highlight=False)

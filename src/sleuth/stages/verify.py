@@ -1,0 +1,127 @@
+"""The verify stage: dates found in text, and the response's confidence.
+
+What verification does to one search, in order (the gateway sequences it):
+
+1. `injection.screen`: results that address the agent are flagged and neutralised
+   (or dropped, by configuration);
+2. `date_items`: an undated result is dated from its title, snippet or URL, which
+   feeds `freshness` and `dated_from`, never `published_at`;
+3. `trust.score_items`: the source trust score and its breakdown;
+4. `facts.check_facts` over the results returned: cross-source agreement;
+5. `summarize.summarize`: the cited extractive summary;
+6. `confidence`: one number for the whole answer.
+
+Confidence, documented (weights in `confidence:` of sleuth.yaml):
+
+    confidence = w_trust · T + w_coverage · C + w_agreement · A      (weights sum to 1)
+
+    T  the mean trust score of the results the summary cites (all results when
+       there is no summary);
+    C  the share of the query's terms found in the returned titles and snippets;
+    A  the mean over facts of agreed 1.0, single_source 0.5, disputed 0.0;
+       `no_facts` (default 0.5) when no numeric claim could be checked.
+
+It is 0 when there are no results (the fallback answer).
+
+>>> ConfidenceSettings().trust_weight
+0.4
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from sleuth.contract import Fact, ResultItem, SummarySentence
+from sleuth.stages.dates import DateSettings, find_date
+from sleuth.stages.normalize import freshness_of
+from sleuth.text import tokens
+
+_AGREEMENT = {"agreed": 1.0, "single_source": 0.5, "disputed": 0.0}
+
+
+class ConfidenceSettings(BaseModel):
+    """The `confidence:` section of sleuth.yaml."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    trust_weight: float = Field(default=0.4, ge=0, le=1, description="Weight of source trust.")
+    coverage_weight: float = Field(
+        default=0.3, ge=0, le=1, description="Weight of the query terms the results cover."
+    )
+    agreement_weight: float = Field(
+        default=0.3, ge=0, le=1, description="Weight of cross-source fact agreement."
+    )
+    no_facts: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Agreement when no numeric claim could be checked: neither for nor against.",
+    )
+
+    @model_validator(mode="after")
+    def _weights_sum_to_one(self) -> ConfidenceSettings:
+        total = self.trust_weight + self.coverage_weight + self.agreement_weight
+        if abs(total - 1.0) > 1e-6:
+            raise ValueError(f"confidence weights must sum to 1, not {total:g}")
+        return self
+
+
+def date_items(
+    items: Sequence[ResultItem], now: datetime, settings: DateSettings
+) -> list[ResultItem]:
+    """Undated items dated from their own text; `published_at` is left as sent."""
+    dated = []
+    for item in items:
+        if item.published_at is not None:
+            dated.append(item)
+            continue
+        found = find_date(item.title, item.snippet, item.url, now, settings)
+        if found is None:
+            dated.append(item)
+            continue
+        dated.append(
+            item.model_copy(
+                update={"freshness": freshness_of(found.at, now), "dated_from": found.found_in}
+            )
+        )
+    return dated
+
+
+def coverage(results: Sequence[ResultItem], query_terms: Sequence[str]) -> float:
+    """The share of the query's tokens that appear somewhere in the results' text."""
+    wanted = {token for term in query_terms for token in tokens(term)}
+    if not wanted:
+        return 0.0
+    seen: set[str] = set()
+    for item in results:
+        seen.update(tokens(item.title))
+        seen.update(tokens(item.snippet))
+    return len(wanted & seen) / len(wanted)
+
+
+def confidence(
+    results: Sequence[ResultItem],
+    facts: Sequence[Fact],
+    summary: Sequence[SummarySentence],
+    query_terms: Sequence[str],
+    settings: ConfidenceSettings,
+) -> float:
+    """The documented formula above; 0.0 with no results."""
+    if not results:
+        return 0.0
+    cited = {citation.result for sentence in summary for citation in sentence.citations}
+    supporting = [results[i] for i in sorted(cited) if i < len(results)] or list(results)
+    scores = [item.source_trust_score for item in supporting]
+    trust = sum(s for s in scores if s is not None) / len(scores)
+    agreement = (
+        sum(_AGREEMENT[fact.status] for fact in facts) / len(facts) if facts else settings.no_facts
+    )
+    value = (
+        settings.trust_weight * trust
+        + settings.coverage_weight * coverage(results, query_terms)
+        + settings.agreement_weight * agreement
+    )
+    return round(min(1.0, max(0.0, value)), 4)

@@ -119,6 +119,9 @@ async def run(runs: int) -> None:
     settings = Settings(
         chain=["searxng", "wikipedia", "local"],
         providers={"searxng": {"enabled": True}, "wikipedia": {}, "local": {}},
+        # The same request every run: without this the cache would answer from run 2 on.
+        cache={"enabled": False},
+        store={"backend": "memory"},
     )
     sleuth = Sleuth(settings, InstantTransport(bodies()))
     request = {"query": QUERY, "max_results": 10, "include": ["url", "published_at"]}

@@ -49,6 +49,8 @@ def settings(**kw: Any) -> Settings:
     base: dict[str, Any] = {
         "chain": ["alpha", "beta"],
         "providers": {"alpha": {}, "beta": {}, "gamma": {}},
+        # Each Sleuth keeps its breakers and cache to itself, not in the user's data folder.
+        "store": {"backend": "memory"},
     }
     base.update(kw)
     return Settings(**base)
@@ -88,21 +90,22 @@ async def test_fan_out_merges_providers_and_reports_each(fakes: dict[str, Provid
 async def test_a_failing_provider_is_reported_while_the_other_answers(
     fakes: dict[str, Provider],
 ) -> None:
-    cassette = (
-        Cassette()
-        .add("alpha", "q", status=503, body="upstream down")
-        .add("beta", "q", body={"results": [hit(1)]})
-    )
+    # A 503 is retried (error rules: recoverable, retry), so the cassette answers three times.
+    cassette = Cassette().add("beta", "q", body={"results": [hit(1)]})
+    for _ in range(3):
+        cassette.add("alpha", "q", status=503, body="upstream down")
     response = await Sleuth(settings(), cassette.transport()).search("q")
     assert len(response.results) == 1
     (error,) = response.errors
-    assert (error.provider, error.code, error.category, error.http_status) == (
+    assert (error.provider, error.code, error.category, error.action, error.http_status) == (
         "alpha",
         "provider_unavailable",
         "recoverable",
+        "retry",
         503,
     )
     assert response.providers["alpha"].status == "error"
+    assert response.providers["alpha"].retries == 2
     assert response.degraded is True
     assert response.degradations[0].kind == "provider_failed"
 
@@ -265,7 +268,10 @@ def test_search_sync_runs_twice_in_fresh_event_loops(fakes: dict[str, Provider])
     )
     sleuth = Sleuth(settings(chain=["alpha"]), cassette.transport())
     assert sleuth.search_sync("q").results[0].title.startswith("Result number 1")
-    assert sleuth.search_sync("q").results[0].title.startswith("Result number 2")
+    # The same query again is answered from the cache; past it, the provider answers anew.
+    assert sleuth.search_sync("q").cache == "hit"
+    again = sleuth.search_sync({"query": "q", "no_cache": True})
+    assert again.results[0].title.startswith("Result number 2")
 
 
 async def test_replayed_duplicates_come_back_once_and_different_pages_stay_two() -> None:

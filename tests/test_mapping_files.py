@@ -72,23 +72,28 @@ async def test_a_renamed_field_is_fixed_in_yaml_with_no_code_change(tmp_path: Pa
     for _ in range(3):
         cassette.add("searxng", "q", body=body)
     settings = Settings(
-        chain=["searxng"], providers={"searxng": {"enabled": True}}, mappings_dir=tmp_path
+        chain=["searxng"],
+        providers={"searxng": {"enabled": True}},
+        mappings_dir=tmp_path,
+        store={"backend": "memory"},
     )
     sleuth = Sleuth(settings, cassette.transport())
+    # Each search asks the provider again: the same query would be answered from the cache.
+    fresh = {"query": "q", "no_cache": True}
 
-    before = (await sleuth.search("q")).results[0]
+    before = (await sleuth.search(fresh)).results[0]
     assert before.snippet == "A" and before.missing == ["snippet"]  # fell back to the title
 
     builtin = (BUILTIN_DIR / "searxng.yaml").read_text(encoding="utf-8")
     # The new name as the primary field: a clean item again.
     renamed = builtin.replace("snippet: [content]", "snippet: [summary, content]")
     write(tmp_path / "searxng.yaml", renamed)
-    after = (await sleuth.search("q")).results[0]
+    after = (await sleuth.search(fresh)).results[0]
     assert after.snippet == "The text." and after.degraded is None
     # As a fallback alias it still answers, and the item says its primary field was missing.
     write(
         tmp_path / "searxng.yaml",
         builtin.replace("snippet: [content]", "snippet: [content, summary]"),
     )
-    fallback = (await sleuth.search("q")).results[0]
+    fallback = (await sleuth.search(fresh)).results[0]
     assert fallback.snippet == "The text." and fallback.missing == ["snippet"]

@@ -22,6 +22,12 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from sleuth.errors import ConfigError
+from sleuth.resilience.breaker import BreakerSettings
+from sleuth.resilience.hedge import HedgeSettings
+from sleuth.resilience.ladder import LadderSettings
+from sleuth.resilience.quota import QuotaSettings
+from sleuth.resilience.retry import RetrySettings
+from sleuth.resilience.rules import RulesSettings
 from sleuth.stages.clean import CleanSettings
 from sleuth.stages.dates import DateSettings
 from sleuth.stages.dedupe import DedupeSettings
@@ -35,6 +41,7 @@ from sleuth.stages.rewrite import RewriteSettings
 from sleuth.stages.summarize import SummarySettings
 from sleuth.stages.trust import TrustSettings
 from sleuth.stages.verify import ConfidenceSettings
+from sleuth.store import CacheSettings, StoreSettings
 
 
 def default_data_dir() -> Path:
@@ -104,6 +111,12 @@ class Settings(BaseSettings):
         default_factory=lambda: ["local"],
         description="Providers asked when a request names none.",
     )
+    backups: list[str] = Field(
+        default_factory=list,
+        description="Providers asked, in order, in place of a chain provider that fails, "
+        "is skipped (open breaker, no quota) or is slower than its hedge delay; "
+        "only for requests that name no providers.",
+    )
     deadline_s: float = Field(3.0, gt=0, le=120, description="Overall deadline of one search.")
     per_provider_results: int = Field(
         10, ge=1, le=50, description="Candidates taken from each provider before merging."
@@ -135,6 +148,14 @@ class Settings(BaseSettings):
     summary: SummarySettings = Field(default_factory=SummarySettings)
     grounding: GroundingSettings = Field(default_factory=GroundingSettings)
     confidence: ConfidenceSettings = Field(default_factory=ConfidenceSettings)
+    rules: RulesSettings = Field(default_factory=RulesSettings)
+    retry: RetrySettings = Field(default_factory=RetrySettings)
+    breaker: BreakerSettings = Field(default_factory=BreakerSettings)
+    quota: QuotaSettings = Field(default_factory=QuotaSettings)
+    hedge: HedgeSettings = Field(default_factory=HedgeSettings)
+    ladder: LadderSettings = Field(default_factory=LadderSettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
+    cache: CacheSettings = Field(default_factory=CacheSettings)
 
     @field_validator("providers", mode="before")
     @classmethod
@@ -216,10 +237,11 @@ def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
         )
         raise ConfigError(f"{where} is invalid: {problems}") from exc
-    unknown = [name for name in settings.chain if name not in settings.providers]
-    if unknown:
-        raise ConfigError(
-            f"chain names providers with no configuration: {', '.join(unknown)}; "
-            f"configured: {', '.join(sorted(settings.providers))}"
-        )
+    for key, names in (("chain", settings.chain), ("backups", settings.backups)):
+        unknown = [name for name in names if name not in settings.providers]
+        if unknown:
+            raise ConfigError(
+                f"{key} names providers with no configuration: {', '.join(unknown)}; "
+                f"configured: {', '.join(sorted(settings.providers))}"
+            )
     return settings

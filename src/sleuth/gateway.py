@@ -1,11 +1,16 @@
 """`Sleuth`: runs one search through the stages. The only module that knows their order.
 
-    guard → rewrite → fan-out (concurrent, one deadline) → normalize → scope
-    → screen injections → clean → dedupe → verify (dates, trust) → rank
+    guard → rewrite → cache (a fresh hit returns here) → fan-out (concurrent, one
+    deadline; per provider: breaker, quota, retry, hedging to backups) → normalize
+    → scope → screen injections → clean → dedupe → verify (dates, trust) → rank
     → facts (over the results returned) → project → summarize → confidence
+    → cache the answer, or, when no provider answered, the ladder's last steps
+      (a stale cached answer, else the structured fallback answer)
 
-Each provider failure becomes a `SearchError` in `errors` while the others still
-answer; each emulated filter and each failure is a `Degradation` with its reason.
+Each provider failure becomes a `SearchError` in `errors`, classified by the error
+rules, while the others still answer; each emulated filter, failure and step down
+the ladder is a `Degradation` with its reason. The per-provider resilience sequence
+is `resilience.call`; the ladder is `resilience.ladder`.
 
 >>> from sleuth import Sleuth
 >>> sleuth = Sleuth.from_config()          # doctest: +SKIP
@@ -35,28 +40,26 @@ from sleuth.contract import (
     Degradation,
     ErrorInfo,
     ProviderReport,
-    ProviderStatus,
     ResultItem,
     SearchRequest,
     SearchResponse,
     describe_validation_error,
 )
-from sleuth.errors import (
-    DeadlineExceeded,
-    InvalidRequest,
-    MissingApiKey,
-    NoResults,
-    ProviderError,
-    SearchError,
-)
+from sleuth.errors import InvalidRequest, MissingApiKey, NoResults
 from sleuth.mapping_files import MappingFiles
-from sleuth.providers.base import HttpRequest, Provider, ProviderQuery, ProviderSettings, RawHit
+from sleuth.providers.base import HttpRequest, Provider, ProviderQuery, ProviderSettings
 from sleuth.providers.mapping import FieldMapping
+from sleuth.resilience import ladder
+from sleuth.resilience.breaker import Breaker
+from sleuth.resilience.call import Exchange, Policies, ProviderOutcome, ask_chain
+from sleuth.resilience.hedge import LatencyTracker
+from sleuth.resilience.quota import Quota
+from sleuth.resilience.rules import RuleBook
 from sleuth.stages.clean import clean
 from sleuth.stages.dedupe import dedupe
 from sleuth.stages.facts import check_facts
-from sleuth.stages.injection import screen
 from sleuth.stages.guard import guard
+from sleuth.stages.injection import screen
 from sleuth.stages.normalize import normalize
 from sleuth.stages.project import check_include, project
 from sleuth.stages.rank import rank
@@ -65,6 +68,15 @@ from sleuth.stages.scope import filter_domains, filter_time_range
 from sleuth.stages.summarize import summarize
 from sleuth.stages.trust import score_items
 from sleuth.stages.verify import confidence, date_items
+from sleuth.store import (
+    CacheEntry,
+    MemoryStore,
+    Store,
+    StoreSettings,
+    cache_key,
+    entry_for,
+    open_store,
+)
 from sleuth.transport import (
     HttpTransport,
     RawResponse,
@@ -102,17 +114,6 @@ def build_transport(settings: Settings) -> Transport:
 
 
 @dataclass
-class _Outcome:
-    """What one provider call produced."""
-
-    provider: str
-    hits: list[RawHit] = field(default_factory=list)
-    error: SearchError | None = None
-    latency_ms: float = 0.0
-    status: ProviderStatus = "ok"
-
-
-@dataclass
 class _Merged:
     """The fan-out's hits as candidates, and the record of how each provider fared."""
 
@@ -136,15 +137,28 @@ class _Timer:
 
 
 class Sleuth:
-    """The search service's core; the CLI, HTTP and MCP adapters are thin layers over it."""
+    """The search service's core; the CLI, HTTP and MCP adapters are thin layers over it.
+
+    A transport or store handed in is its owner's to close; those sleuth opens itself
+    (from settings, on first use) are closed by `aclose`.
+    """
 
     def __init__(
-        self, settings: Settings | None = None, transport: Transport | None = None
+        self,
+        settings: Settings | None = None,
+        transport: Transport | None = None,
+        store: Store | None = None,
     ) -> None:
         self.settings = settings or load_settings()
         self._transport = transport
         self._transport_given = transport is not None
+        self._store = store
+        self._store_given = store is not None
         self.mappings = MappingFiles(self.settings.mappings_dir)
+        #: The error rules, re-read when their file changes.
+        self.rules = RuleBook.from_settings(self.settings.rules)
+        #: Each provider's recent latencies, from which hedge delays are learned.
+        self.latency = LatencyTracker(window=self.settings.hedge.window)
         #: Click-through prior per registrable domain (0..1), fed by feedback; empty until then.
         self.click_priors: dict[str, float] = {}
 
@@ -154,6 +168,18 @@ class Sleuth:
         if self._transport is None:
             self._transport = build_transport(self.settings)
         return self._transport
+
+    @property
+    def store(self) -> Store:
+        """Breakers, quotas and the response cache; opened on first use. A replayed run
+        keeps them in memory: it neither answers from nor writes to the real cache,
+        and a cassette's failures never open a real provider's breaker."""
+        if self._store is None:
+            chosen = self.settings.store
+            if self.settings.replay is not None:
+                chosen = StoreSettings(backend="memory")
+            self._store = open_store(chosen)
+        return self._store
 
     @classmethod
     def from_config(cls, path: Path | str | None = None, **overrides: Any) -> Sleuth:
@@ -171,13 +197,18 @@ class Sleuth:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the transport's connections; a transport handed in is closed by its owner."""
+        """Close the transport's connections and the store sleuth opened."""
         if self._transport is not None and not self._transport_given:
             await self._transport.aclose()
             self._transport = None
+        if self._store is not None and not self._store_given:
+            await self._store.aclose()
+            if not isinstance(self._store, MemoryStore):  # a memory store is its own state
+                self._store = None
 
     def search_sync(self, request: SearchRequest | Mapping[str, Any] | str) -> SearchResponse:
-        """`search` for callers without an event loop; closes the transport's connections."""
+        """`search` for callers without an event loop; closes the transport's connections
+        and the store's (the next call opens its own)."""
 
         async def run() -> SearchResponse:
             try:
@@ -197,6 +228,7 @@ class Sleuth:
         deadline = started + self.settings.deadline_s
         timer = _Timer()
         settings = self.settings
+        task_id = f"srch_{uuid.uuid4().hex}"
 
         with timer.stage("guard"):
             guarded = guard(req.query, settings.guard)
@@ -204,13 +236,39 @@ class Sleuth:
             rewritten = rewrite(guarded.text, req.context, settings.rewrite)
         check_include(req.include, settings.projection)
         chosen = self._choose_providers(req)
-        mappings = {provider.name: self.mappings.for_provider(provider) for provider in chosen}
+        backups = self._backups_for(req, chosen)
+        mappings = {
+            provider.name: self.mappings.for_provider(provider)
+            for provider in [*chosen, *map(registry.get, backups)]
+        }
+
+        stale: CacheEntry | None = None
+        use_cache = self._reads_cache(req, chosen)
+        if use_cache:
+            with timer.stage("cache"):
+                stale = await self._cached(req)
+            if stale is not None and time.time() < stale.expires_at:
+                timer.timings["total"] = round((time.perf_counter() - started) * 1000, 3)
+                hit = ladder.from_cache(
+                    stale, task_id=task_id, query=req.query, timings=timer.timings
+                )
+                if hit is not None:
+                    return hit
 
         with timer.stage("fan_out"):
-            outcomes = await self._fan_out(chosen, mappings, req, guarded.text, rewritten, deadline)
+            outcomes, fallbacks = await ask_chain(
+                [provider.name for provider in chosen],
+                backups,
+                lambda name: self._exchange(name, mappings[name], req, guarded.text, rewritten),
+                self._policies(),
+                priority=req.priority,
+                deadline=deadline,
+                deadline_s=settings.deadline_s,
+            )
 
         with timer.stage("normalize"):
             merged = self._merge(outcomes, req, now)
+            merged.degradations.extend(fallbacks)
         candidates = merged.items
         with timer.stage("clean"):
             # Injections are judged on the text as sent: clean would strip <system> tags.
@@ -235,7 +293,8 @@ class Sleuth:
             score = confidence(top, checked.facts, summary, rewritten.terms, settings.confidence)
 
         errors = merged.errors
-        if not results:
+        rescue = not results and ladder.nothing_answered(merged.reports)
+        if not results and not rescue:
             errors.append(
                 NoResults(
                     "no results; try broader keywords, or drop time_range or domain_filter",
@@ -243,8 +302,8 @@ class Sleuth:
                 ).info()
             )
         timer.timings["total"] = round((time.perf_counter() - started) * 1000, 3)
-        return SearchResponse(
-            task_id=f"srch_{uuid.uuid4().hex}",
+        response = SearchResponse(
+            task_id=task_id,
             query=req.query,
             rewritten_query=rewritten.keywords,
             results=results,
@@ -257,6 +316,66 @@ class Sleuth:
             providers=merged.reports,
             cache="miss",
             timings=timer.timings,
+        )
+        if rescue:
+            return ladder.rescue(
+                response,
+                stale=stale,
+                language=rewritten.language,
+                now=time.time(),
+                settings=settings.ladder,
+                cache_skipped=req.no_cache,
+            )
+        if results and settings.cache.enabled and any(p.info.remote for p in chosen):
+            await self._remember(req, response)
+        return response
+
+    def _reads_cache(self, req: SearchRequest, chosen: list[Provider]) -> bool:
+        """Whether a search may answer from the cache: not when the request says
+        `no_cache`, nor while recording (a cached answer records no exchange), nor when
+        every provider is on this machine (the knowledge base answers fresher and fast)."""
+        return (
+            self.settings.cache.enabled
+            and not req.no_cache
+            and self.settings.record is None
+            and any(provider.info.remote for provider in chosen)
+        )
+
+    async def _cached(self, req: SearchRequest) -> CacheEntry | None:
+        """The query's cached answer, fresh or stale (a read counts a hit)."""
+        try:
+            read = await self.store.get_cached(cache_key(req, self.settings.chain), time.time())
+        except Exception:  # the cache is an optimisation: a broken store never fails a search
+            log.exception("the response cache could not be read; asking the providers")
+            return None
+        return read.entry if read is not None else None
+
+    async def _remember(self, req: SearchRequest, response: SearchResponse) -> None:
+        """Cache an answer: complete for the full TTL, partial (a provider failed) briefly."""
+        whole = ladder.complete(response.errors, response.degradations)
+        entry = entry_for(
+            req,
+            response,
+            complete=whole,
+            now=time.time(),
+            settings=self.settings.cache,
+            chain=self.settings.chain,
+        )
+        try:
+            await self.store.put_cached(entry)
+        except Exception:
+            log.exception("the answer could not be cached")
+
+    def _policies(self) -> Policies:
+        settings = self.settings
+        return Policies(
+            rules=self.rules,
+            breaker=Breaker(self.store, settings.breaker),
+            quota=Quota(self.store, settings.quota),
+            latency=self.latency,
+            retry=settings.retry,
+            hedge=settings.hedge,
+            body_preview_bytes=settings.rules.body_preview_bytes,
         )
 
     def _include_for(self, req: SearchRequest, query: str, now: datetime) -> list[str]:
@@ -291,74 +410,43 @@ class Sleuth:
             )
         return chosen
 
-    async def _fan_out(
-        self,
-        chosen: list[Provider],
-        mappings: Mapping[str, FieldMapping],
-        req: SearchRequest,
-        guarded_text: str,
-        rewritten: Rewritten,
-        deadline: float,
-    ) -> list[_Outcome]:
-        tasks = {
-            provider.name: asyncio.create_task(
-                self._call(
-                    provider, mappings[provider.name], req, guarded_text, rewritten, deadline
-                )
-            )
-            for provider in chosen
-        }
-        started = time.perf_counter()
-        await asyncio.wait(tasks.values(), timeout=max(0.0, deadline - started))
-        waited_ms = (time.perf_counter() - started) * 1000
-        outcomes = []
-        for name, task in tasks.items():
-            if task.done():
-                outcomes.append(task.result())
-                continue
-            task.cancel()
-            error = DeadlineExceeded(
-                f"{name} had not answered when the {self.settings.deadline_s:.1f}s deadline passed",
-                provider=name,
-            )
-            outcomes.append(_Outcome(name, error=error, latency_ms=waited_ms, status="timeout"))
-        await asyncio.gather(*tasks.values(), return_exceptions=True)
-        return outcomes
+    def _backups_for(self, req: SearchRequest, chosen: list[Provider]) -> list[str]:
+        """The configured backups for a request that names no providers (one that does
+        gets exactly those), leaving out the chosen and the disabled."""
+        if req.providers is not None:
+            return []
+        taken = {provider.name for provider in chosen}
+        configured = self.settings.providers
+        return [
+            name
+            for name in dict.fromkeys(self.settings.backups)
+            if name not in taken
+            and name in configured
+            and configured[name].enabled
+            and name in registry.names()
+        ]
 
-    async def _call(
+    def _exchange(
         self,
-        provider: Provider,
+        name: str,
         mapping: FieldMapping,
         req: SearchRequest,
         guarded_text: str,
         rewritten: Rewritten,
-        deadline: float,
-    ) -> _Outcome:
-        conf = self.settings.providers[provider.name]
-        started = time.perf_counter()
-        try:
-            http_request = self._request_for(provider, req, guarded_text, rewritten)
-            timeout = max(0.05, min(conf.timeout_s, deadline - time.perf_counter()))
-            response = await self.transport.send(provider.name, req.query, http_request, timeout)
-            hits = provider.parse_response(
+    ) -> Exchange:
+        """How `resilience.call` talks to one provider for this request."""
+        provider = registry.get(name)
+
+        async def send(request: HttpRequest, timeout_s: float) -> RawResponse:
+            return await self.transport.send(name, req.query, request, timeout_s)
+
+        return Exchange(
+            build=lambda: self._request_for(provider, req, guarded_text, rewritten),
+            send=send,
+            parse=lambda response: provider.parse_response(
                 response.status, response.headers, response.body, mapping
-            )
-        except SearchError as exc:  # a provider error, or this provider's configuration
-            exc.provider = exc.provider or provider.name
-            status: ProviderStatus = "skipped" if isinstance(exc, MissingApiKey) else "error"
-            latency = (time.perf_counter() - started) * 1000
-            return _Outcome(provider.name, error=exc, latency_ms=latency, status=status)
-        except Exception as exc:  # a bug or a changed back end: one provider, not the search
-            log.exception("provider %s failed unexpectedly", provider.name)
-            latency = (time.perf_counter() - started) * 1000
-            error = ProviderError(
-                f"{provider.name} failed unexpectedly: {type(exc).__name__}: {exc}"[:500],
-                provider=provider.name,
-            )
-            return _Outcome(provider.name, error=error, latency_ms=latency, status="error")
-        latency = (time.perf_counter() - started) * 1000
-        return _Outcome(
-            provider.name, hits=hits, latency_ms=latency, status="ok" if hits else "empty"
+            ),
+            timeout_s=self.settings.providers[name].timeout_s,
         )
 
     def _request_for(
@@ -402,7 +490,7 @@ class Sleuth:
         timeout = self.settings.providers[provider.name].timeout_s
         return await self.transport.send(provider.name, req.query, http_request, timeout)
 
-    def _merge(self, outcomes: list[_Outcome], req: SearchRequest, now: datetime) -> _Merged:
+    def _merge(self, outcomes: list[ProviderOutcome], req: SearchRequest, now: datetime) -> _Merged:
         """All providers' hits as one candidate list, with what each provider did."""
         merged = _Merged()
         for outcome in outcomes:
@@ -417,9 +505,12 @@ class Sleuth:
                 status=outcome.status,
                 latency_ms=round(outcome.latency_ms, 1),
                 results=len(outcome.hits),
+                retries=outcome.retries,
             )
+            merged.degradations.extend(outcome.degradations)
             if outcome.error is not None:
                 merged.errors.append(outcome.error.info())
+            if outcome.error is not None and outcome.status != "empty":
                 merged.degradations.append(
                     Degradation(
                         kind="provider_failed",

@@ -5,12 +5,14 @@
 - `registered(provider)`: register a provider for the duration of a `with` block.
 - `Cassette`: build recorded exchanges in code, write them as a JSON Lines cassette
   or replay them directly.
+- `memory_settings(...)`: settings whose breakers, quotas and cache live in memory,
+  so tests share nothing through the user's data folder.
 
 >>> body = {"results": [{"url": "https://a.example/", "title": "A"}]}
 >>> cassette = Cassette().add("fake", "q", body=body)
 >>> with registered(fake_provider("fake")):
-...     sleuth = Sleuth(Settings(chain=["fake"], providers={"fake": {}}), cassette.transport())
-...     sleuth.search_sync("q").results[0].title
+...     settings = memory_settings(chain=["fake"], providers={"fake": {}})
+...     Sleuth(settings, cassette.transport()).search_sync("q").results[0].title
 'A'
 """
 
@@ -40,7 +42,13 @@ from sleuth.providers.base import (
 from sleuth.providers.mapping import FieldMapping, apply
 from sleuth.transport import ReplayTransport
 
-__all__ = ["Cassette", "Settings", "Sleuth", "fake_provider", "registered"]
+__all__ = ["Cassette", "Settings", "Sleuth", "fake_provider", "memory_settings", "registered"]
+
+
+def memory_settings(**values: Any) -> Settings:
+    """`Settings(**values)` with the store in memory (unless `values` names one)."""
+    values.setdefault("store", {"backend": "memory"})
+    return Settings(**values)
 
 
 FAKE_MAPPING = FieldMapping(

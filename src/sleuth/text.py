@@ -58,21 +58,33 @@ def tokens(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+#: Abbreviations after which a capitalised word does not start a new sentence.
+ABBREVIATIONS = frozenset(
+    {"e.g.", "i.e.", "vs.", "cf.", "mr.", "mrs.", "ms.", "dr.", "prof.", "fig.", "approx.", "no."}
+)
+_OPENING = "([{\"'“‘（【"
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence in `text`, closing punctuation in, spaces out.
 
-    >>> text = "One. Two!"
+    >>> text = "One. Two! Ask Dr. Smith."
     >>> [text[a:b] for a, b in sentence_spans(text)]
-    ['One.', 'Two!']
+    ['One.', 'Two!', 'Ask Dr. Smith.']
     """
     spans = []
     start = 0
+    open_start: int | None = None
     for end in [match.start() for match in _SENTENCE_END.finditer(text)] + [len(text)]:
         piece = text[start:end]
         stripped = piece.strip()
         if stripped:
             left = start + (len(piece) - len(piece.lstrip()))
-            spans.append((left, left + len(stripped)))
+            open_start = left if open_start is None else open_start
+            last_word = stripped.rsplit(None, 1)[-1].lstrip(_OPENING).lower()
+            if last_word not in ABBREVIATIONS or end == len(text):
+                spans.append((open_start, left + len(stripped)))
+                open_start = None
         start = end
     return spans
 

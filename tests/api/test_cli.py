@@ -1,12 +1,15 @@
 """The sleuth command as a person and an agent use it."""
 
+import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from sleuth.api.cli import app
+from sleuth.store import CacheEntry, SqliteStore
 
 
 @pytest.fixture
@@ -14,6 +17,8 @@ def runner(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> CliRunner:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("SLEUTH_CONFIG", raising=False)
     monkeypatch.setenv("SLEUTH_KB__PATH", str(tmp_path / "kb.sqlite"))
+    # Breakers and the response cache too: a test never answers from another's cache.
+    monkeypatch.setenv("SLEUTH_STORE__PATH", str(tmp_path / "state.sqlite"))
     monkeypatch.setenv("COLUMNS", "200")
     return CliRunner()
 
@@ -153,13 +158,9 @@ def test_replay_runs_offline_and_record_writes_a_cassette(
 
 def test_a_failed_back_end_still_exits_0_and_says_why(runner: CliRunner, tmp_path: Path) -> None:
     cassette = tmp_path / "down.jsonl"
-    cassette.write_text(
-        json.dumps(
-            {"provider": "wikipedia", "query": "q", "status": 503, "headers": {}, "body": "down"}
-        )
-        + "\n",
-        encoding="utf-8",
-    )
+    down = {"provider": "wikipedia", "query": "q", "status": 503, "headers": {}, "body": "down"}
+    # A 503 is retried (twice, by the default error rules): the cassette answers each time.
+    cassette.write_text((json.dumps(down) + "\n") * 3, encoding="utf-8")
     result = runner.invoke(
         app, ["search", "q", "--providers", "wikipedia", "--replay", str(cassette)]
     )
@@ -175,3 +176,42 @@ def test_schema_prints_json_schema(runner: CliRunner, which: str) -> None:
     assert schema["type"] == "object"
     expected = {"input": "query", "output": "results", "error": "code"}[which]
     assert expected in schema["properties"]
+
+
+def test_cache_prune_removes_rarely_read_old_answers(runner: CliRunner, tmp_path: Path) -> None:
+    now = time.time()
+
+    def entry(key: str, days_old: float) -> CacheEntry:
+        created = now - days_old * 86400
+        return CacheEntry(key, key, "", (), {}, True, created, created, created + 3600)
+
+    async def fill() -> None:
+        store = SqliteStore(tmp_path / "state.sqlite")
+        try:
+            for key, days_old, reads in (("old", 40, 0), ("read", 40, 5), ("new", 1, 0)):
+                await store.put_cached(entry(key, days_old))
+                for _ in range(reads):
+                    await store.get_cached(key, now)
+        finally:
+            await store.aclose()
+
+    asyncio.run(fill())
+    pruned = runner.invoke(app, ["cache", "prune"])
+    assert pruned.exit_code == 0, pruned.output
+    assert "removed 1 cached answers" in pruned.stdout  # "old": under 3 reads, over 30 days
+    stricter = runner.invoke(app, ["cache", "prune", "--min-hits", "10", "--older-than-days", "0"])
+    assert "removed 2 cached answers" in stricter.stdout  # "read" and "new" go too
+
+
+def test_a_re_indexed_folder_shows_at_once(runner: CliRunner, docs: Path) -> None:
+    runner.invoke(app, ["index", str(docs)])
+    first = runner.invoke(app, ["search", "response cache minutes", "--json"])
+    assert "ten minutes" in first.stdout
+    (docs / "caching.md").write_text(
+        "# Caching strategy\n\nThe response cache keeps answers for five minutes.\n",
+        encoding="utf-8",
+    )
+    runner.invoke(app, ["index", str(docs)])
+    second = runner.invoke(app, ["search", "response cache minutes", "--json"])
+    assert "five minutes" in second.stdout and "ten minutes" not in second.stdout
+    assert json.loads(second.stdout)["cache"] == "miss"

@@ -6,7 +6,9 @@ refused query, 1 for a broken configuration.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,6 +24,7 @@ from sleuth.config import load_settings
 from sleuth.contract import SCHEMAS, SearchResponse
 from sleuth.errors import ConfigError, InvalidRequest, SearchError
 from sleuth.gateway import Sleuth, parse_request
+from sleuth.store import open_store
 
 app = typer.Typer(
     name="sleuth",
@@ -32,6 +35,8 @@ app = typer.Typer(
 )
 
 app.add_typer(cli_fields.app, name="fields")
+cache_app = typer.Typer(help="The local response cache.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
 
 
 def out() -> Console:
@@ -210,6 +215,46 @@ def schema(
 ) -> None:
     """Print the JSON Schema an agent sees for the search tool."""
     out().print_json(json.dumps(SCHEMAS[which.value].model_json_schema(), ensure_ascii=False))
+
+
+@cache_app.command("prune")
+def cache_prune(
+    config: ConfigOption = None,
+    min_hits: Annotated[
+        int | None,
+        typer.Option("--min-hits", min=0, help="Remove entries read fewer times than this."),
+    ] = None,
+    older_than_days: Annotated[
+        float | None,
+        typer.Option("--older-than-days", min=0, help="...and created more days ago than this."),
+    ] = None,
+) -> None:
+    """Remove rarely read old answers from the cache (defaults: cache.prune_* in the
+    config); safe to run from cron while the service runs."""
+    try:
+        settings = load_settings(config)
+    except SearchError as exc:
+        raise _fail(exc, as_json=False) from None
+    hits = settings.cache.prune_min_hits if min_hits is None else min_hits
+    days = settings.cache.prune_older_than_days if older_than_days is None else older_than_days
+
+    async def prune() -> int:
+        store = open_store(settings.store)
+        try:
+            return await store.prune_cache(time.time(), min_hits=hits, older_than_days=days)
+        finally:
+            await store.aclose()
+
+    try:
+        removed = asyncio.run(prune())
+    except SearchError as exc:  # a store of another schema version
+        raise _fail(exc, as_json=False) from None
+    where = settings.store.path if settings.store.backend == "sqlite" else "the memory store"
+    out().print(
+        f"removed {removed} cached answers read fewer than {hits} times and older than "
+        f"{days:g} days from {where}",
+        highlight=False,
+    )
 
 
 def main() -> None:

@@ -111,7 +111,8 @@ async def compare_queries(
             ReplayTransport(cassette) if cassette is not None else Sleuth(settings).transport
         )
         capturing = CapturingTransport(inner)
-        request: dict[str, Any] = {"query": query, "max_results": 10}
+        # no_cache: the comparison is about what the providers send, every time.
+        request: dict[str, Any] = {"query": query, "max_results": 10, "no_cache": True}
         if providers:
             request["providers"] = list(providers)
         if citing:

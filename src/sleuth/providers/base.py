@@ -38,6 +38,9 @@ class ProviderInfo:
     #: "html" when titles and snippets may carry markup (<em>, entities) for the clean
     #: stage to strip; "text" when they are plain text whose `<` is meant literally.
     text_format: Literal["html", "text"] = "html"
+    #: False for back ends on this machine (the knowledge base): their answers are not
+    #: cached, so a re-indexed folder shows at once.
+    remote: bool = True
 
 
 @dataclass(frozen=True)

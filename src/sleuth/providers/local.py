@@ -36,6 +36,7 @@ INFO = ProviderInfo(
     query_style="keywords",
     max_results=50,
     text_format="text",
+    remote=False,
 )
 
 

@@ -1,0 +1,467 @@
+"""One provider's call with its resilience steps, and each chain slot's race.
+
+One call (`ProviderCall`), in this order:
+
+    build the request (pure; a missing key or bad option is this provider's error)
+    breaker.allow        open: skipped, `breaker_open` degradation with when it retries
+    retry_call, each attempt:
+        quota.acquire    no token before the deadline: `quota_exhausted`, no wait
+        transport send   bounded by the provider's timeout and the deadline, whole
+                         body included (a trickle cannot outlast it)
+        parse            the provider's pure parser
+      every failure is classified by the rules (`RuleBook`): the error carries the
+      rule's code, category and action; only `retry` is retried, never past the deadline
+    breaker.record       the call's outcome (`Breaker.outcome_for`)
+    every attempt's latency goes to the `LatencyTracker`, which learns hedge delays
+
+A chain slot (`ask_chain`): every chosen provider is asked at once, each in its own
+slot, as before hedging existed. A slot whose provider fails (not answered: an error
+whose action is not `report`, an open breaker, no quota) or has not answered within
+its hedge delay starts the next backup provider not yet being asked (`backups:` in
+sleuth.yaml), through `hedge.hedged`; the first good answer of the slot wins and the
+others are cancelled. Each backup started is a `fallback` degradation with its
+reason. With no backups configured nothing is added: each provider gets the whole
+deadline, as before.
+
+No I/O of its own: the transport, the store (behind breaker and quota) and the rules
+file are reached through what is passed in. Clock and sleep are injected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+import math
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from sleuth.contract import Degradation, Priority, ProviderStatus
+from sleuth.errors import DeadlineExceeded, MissingApiKey, NoResults, ProviderTimeout, SearchError
+from sleuth.providers.base import HttpRequest, RawHit
+from sleuth.resilience.breaker import Breaker, Decision
+from sleuth.resilience.hedge import HedgeResult, HedgeSettings, LatencyTracker, hedge_delays, hedged
+from sleuth.resilience.quota import Grant, Quota
+from sleuth.resilience.retry import RetrySettings, Rng, retry_call
+from sleuth.resilience.rules import (
+    DEFAULT_BODY_PREVIEW_BYTES,
+    Classification,
+    Failure,
+    RuleBook,
+)
+from sleuth.transport import RawResponse
+
+__all__ = ["Exchange", "Policies", "ProviderCall", "ProviderOutcome", "ask_chain"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """How to talk to one provider: its pure `build` and `parse`, the transport's `send`."""
+
+    build: Callable[[], HttpRequest]
+    send: Callable[[HttpRequest, float], Awaitable[RawResponse]]
+    parse: Callable[[RawResponse], list[RawHit]]
+    timeout_s: float
+
+
+@dataclass
+class ProviderOutcome:
+    """What one provider call produced, for the response's report, errors and degradations."""
+
+    provider: str
+    hits: list[RawHit] = field(default_factory=list)
+    error: SearchError | None = None
+    latency_ms: float = 0.0
+    status: ProviderStatus = "ok"
+    retries: int = 0
+    degradations: list[Degradation] = field(default_factory=list)
+
+    @property
+    def answered(self) -> bool:
+        """The provider gave an answer to keep: results, nothing found, or an error the
+        caller must act on (`report`, e.g. a policy refusal no other provider would take)."""
+        if self.status in ("ok", "empty"):
+            return True
+        return self.error is not None and self.error.action == "report"
+
+
+@dataclass
+class Policies:
+    """The resilience policies every provider call of a search shares.
+
+    `clock` measures the search's deadline (the gateway's `time.perf_counter`);
+    `wall` is the breaker's and quota's clock (`time.time`: their state is shared
+    between processes), to which quota deadlines are converted.
+    """
+
+    rules: RuleBook
+    breaker: Breaker
+    quota: Quota
+    latency: LatencyTracker
+    retry: RetrySettings = field(default_factory=RetrySettings)
+    hedge: HedgeSettings = field(default_factory=HedgeSettings)
+    body_preview_bytes: int = DEFAULT_BODY_PREVIEW_BYTES
+    clock: Callable[[], float] = time.perf_counter
+    wall: Callable[[], float] = time.time
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    rng: Rng | None = None
+
+
+class _QuotaRefused(Exception):
+    """No token in time: not a provider failure, so never classified or retried."""
+
+    def __init__(self, grant: Grant) -> None:
+        super().__init__(grant.reason)
+        self.grant = grant
+
+
+class _NoBackup(Exception):
+    """A slot wanted a backup and every one is already being asked."""
+
+
+def _when(wall_time: float | None) -> str:
+    if wall_time is None:
+        return "unknown"
+    return datetime.fromtimestamp(wall_time, UTC).isoformat(timespec="seconds")
+
+
+class ProviderCall:
+    """One provider's call in one search. `run()` it; if the run is cancelled (a
+    backup won, the deadline passed), `interrupted` or `cut` say how it stood."""
+
+    def __init__(
+        self,
+        provider: str,
+        exchange: Exchange,
+        policies: Policies,
+        *,
+        priority: Priority,
+        deadline: float,
+        deadline_s: float | None = None,
+    ) -> None:
+        self.provider = provider
+        self.exchange = exchange
+        self.policies = policies
+        self.priority: Priority = priority
+        self.deadline = deadline
+        within = f"the {deadline_s:.1f}s deadline" if deadline_s else "the search's deadline"
+        #: What the deadline's error says.
+        self.too_late = f"{provider} had not answered when {within} passed"
+        self.started = policies.clock()
+        #: Requests actually sent (the first and each retry).
+        self.sends = 0
+        #: The latest failure, classified (`action` set), even while a retry waits.
+        self.last_error: SearchError | None = None
+        self.degradations: list[Degradation] = []
+        self._response: RawResponse | None = None
+
+    async def run(self) -> ProviderOutcome:
+        try:
+            request = self.exchange.build()
+        except Exception as exc:  # noqa: BLE001 - its configuration: classified and reported
+            error = self._classified(exc)
+            return self._outcome("skipped" if isinstance(exc, MissingApiKey) else "error", error)
+        decision = await self._allow()
+        if not decision.allowed:
+            self.degradations.append(
+                Degradation(
+                    kind="breaker_open",
+                    provider=self.provider,
+                    reason=f"{decision.reason}; skipped until {_when(decision.retry_at)}",
+                )
+            )
+            return self._outcome("skipped")
+        policies = self.policies
+        outcome = await retry_call(
+            functools.partial(self._attempt, request),
+            classify=self._classify,
+            deadline=self.deadline,
+            clock=policies.clock,
+            sleep=policies.sleep,
+            settings=policies.retry,
+            rng=policies.rng,
+        )
+        if outcome.ok:
+            await self._record(None)
+            if outcome.value:
+                return self._outcome("ok", hits=outcome.value)
+            found_nothing = NoResults(f"{self.provider} found nothing", provider=self.provider)
+            return self._outcome("empty", self._classified(found_nothing, with_response=False))
+        if isinstance(outcome.error, _QuotaRefused):
+            grant = outcome.error.grant
+            self.degradations.append(
+                Degradation(
+                    kind="quota_exhausted",
+                    provider=self.provider,
+                    reason=f"{grant.reason}; not waiting past the deadline",
+                )
+            )
+            if self.last_error is None:
+                return self._outcome("skipped")
+            # A retry found no token: the error before it stands.
+        # Every Exception passes `_classify`, which keeps it; the rest is a safety net.
+        failed = self.last_error or self._classified(outcome.error or RuntimeError("unknown"))
+        await self._record(failed)
+        return self._outcome("timeout" if isinstance(failed, DeadlineExceeded) else "error", failed)
+
+    def interrupted(self, status: ProviderStatus) -> ProviderOutcome:
+        """How the call stood when it was cancelled because another answer won:
+        its last failure if it had one, else `status`."""
+        if self.last_error is not None:
+            return self._outcome("error", self.last_error)
+        return self._outcome(status)
+
+    async def cut(self) -> ProviderOutcome:
+        """The call cut by the search's deadline: its last failure, or the deadline's
+        error (classified by the rules); counted by the breaker if a request went out."""
+        error = self.last_error
+        if error is None:
+            error = self._classified(DeadlineExceeded(self.too_late, provider=self.provider))
+        if self.sends:
+            await self._record(error)
+        return self._outcome("timeout" if isinstance(error, DeadlineExceeded) else "error", error)
+
+    def crashed(self, exc: BaseException) -> ProviderOutcome:
+        """The call raised what it never should (a bug): classified, reported."""
+        log.error("provider call %s failed", self.provider, exc_info=exc)
+        return self._outcome("error", self._classified(exc, with_response=False))
+
+    # --- the steps ------------------------------------------------------------------
+
+    async def _attempt(self, request: HttpRequest) -> list[RawHit]:
+        policies = self.policies
+        left = self.deadline - policies.clock()
+        grant = await self._acquire(policies.wall() + left)
+        if not grant.granted:
+            raise _QuotaRefused(grant)
+        self.sends += 1
+        self._response = None
+        started = policies.clock()
+        timeout = max(0.05, min(self.exchange.timeout_s, self.deadline - started))
+        # Bounded by the search's deadline rather than the provider's own timeout, being
+        # too slow is the deadline's doing: the ladder moves on instead of retrying.
+        by_deadline = self.deadline - started < self.exchange.timeout_s
+        try:
+            async with asyncio.timeout(timeout):
+                response = await self.exchange.send(request, timeout)
+        except (TimeoutError, ProviderTimeout) as exc:  # the whole answer, body included
+            if by_deadline:
+                raise DeadlineExceeded(self.too_late, provider=self.provider) from exc
+            if isinstance(exc, ProviderTimeout):
+                raise
+            raise ProviderTimeout(
+                f"{self.provider} had not finished answering within {timeout:.1f}s",
+                provider=self.provider,
+            ) from exc
+        finally:  # cancelled or cut, the time it ran is a lower bound worth learning
+            policies.latency.record(self.provider, max(0.0, policies.clock() - started))
+        self._response = response
+        return self.exchange.parse(response)
+
+    def _classify(self, exc: BaseException) -> Classification | None:
+        if isinstance(exc, _QuotaRefused):
+            return None
+        failure = Failure.of(
+            self.provider,
+            exc,
+            response=self._response,
+            body_preview_bytes=self.policies.body_preview_bytes,
+        )
+        verdict = self.policies.rules.classify(failure)
+        error = verdict.error_for(failure)
+        # A real failure before the deadline cut it short says more than the cut.
+        if not (isinstance(error, DeadlineExceeded) and self.last_error is not None):
+            self.last_error = error
+        return verdict
+
+    def _classified(self, exc: BaseException, *, with_response: bool = True) -> SearchError:
+        failure = Failure.of(
+            self.provider,
+            exc,
+            response=self._response if with_response else None,
+            body_preview_bytes=self.policies.body_preview_bytes,
+        )
+        error = self.policies.rules.classify(failure).error_for(failure)
+        error.provider = error.provider or self.provider
+        return error
+
+    # The store behind breaker and quota is shared state; when it fails, searches go
+    # on without it (logged) rather than fail with it.
+
+    async def _allow(self) -> Decision:
+        try:
+            return await self.policies.breaker.allow(self.provider)
+        except Exception:
+            log.exception("breaker state unavailable for %s; calling it anyway", self.provider)
+            return Decision(allowed=True, state="closed")
+
+    async def _acquire(self, wall_deadline: float) -> Grant:
+        quota = self.policies.quota
+        try:
+            return await quota.acquire(self.provider, self.priority, deadline=wall_deadline)
+        except Exception:
+            log.exception("quota state unavailable for %s; calling it anyway", self.provider)
+            return Grant(True, quota.settings.pool_for(self.provider), self.priority)
+
+    async def _record(self, error: SearchError | None) -> None:
+        breaker = self.policies.breaker
+        try:
+            await breaker.record(
+                self.provider, breaker.outcome_for(error), detail=error.code if error else ""
+            )
+        except Exception:
+            log.exception("breaker state unavailable for %s; outcome not recorded", self.provider)
+
+    def _outcome(
+        self,
+        status: ProviderStatus,
+        error: SearchError | None = None,
+        *,
+        hits: list[RawHit] | None = None,
+    ) -> ProviderOutcome:
+        return ProviderOutcome(
+            provider=self.provider,
+            hits=hits or [],
+            error=error,
+            latency_ms=(self.policies.clock() - self.started) * 1000,
+            status=status,
+            retries=max(0, self.sends - 1),
+            degradations=list(self.degradations),
+        )
+
+
+# --- the chain ------------------------------------------------------------------------
+
+
+class _Backups:
+    """The backup providers of one search; each is asked for one slot at most."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.names = list(names)
+        self._free = list(names)
+
+    def claim(self) -> str | None:
+        return self._free.pop(0) if self._free else None
+
+
+def _left_because(outcome: ProviderOutcome) -> str:
+    if outcome.error is not None:
+        tries = f" after {outcome.retries + 1} attempts" if outcome.retries else ""
+        return f"failed ({outcome.error.code}{tries})"
+    kinds = ", ".join(d.kind for d in outcome.degradations) or outcome.status
+    return f"was skipped ({kinds})"
+
+
+async def ask_chain(
+    chosen: Sequence[str],
+    backups: Sequence[str],
+    exchange_for: Callable[[str], Exchange],
+    policies: Policies,
+    *,
+    priority: Priority,
+    deadline: float,
+    deadline_s: float,
+) -> tuple[list[ProviderOutcome], list[Degradation]]:
+    """Ask every `chosen` provider at once, each slot backed by the shared `backups`;
+    return every provider's outcome (chosen first, then backups in the order they were
+    asked) and the `fallback` degradations. Returns by `deadline` (on `policies.clock`)."""
+    pool = _Backups([name for name in backups if name not in chosen])
+    slots = [
+        _slot(name, pool, exchange_for, policies, priority, deadline, deadline_s) for name in chosen
+    ]
+    done = await asyncio.gather(*slots)
+    first = [outcomes[0] for outcomes, _ in done]
+    later = [outcome for outcomes, _ in done for outcome in outcomes[1:]]
+    return [*first, *later], [step for _, steps in done for step in steps]
+
+
+async def _slot(
+    primary: str,
+    pool: _Backups,
+    exchange_for: Callable[[str], Exchange],
+    policies: Policies,
+    priority: Priority,
+    deadline: float,
+    deadline_s: float,
+) -> tuple[list[ProviderOutcome], list[Degradation]]:
+    calls: dict[int, ProviderCall] = {}
+
+    def attempt(index: int) -> Callable[[], Awaitable[ProviderOutcome]]:
+        async def ask() -> ProviderOutcome:
+            name = primary if index == 0 else pool.claim()
+            if name is None:
+                raise _NoBackup
+            call = ProviderCall(
+                name,
+                exchange_for(name),
+                policies,
+                priority=priority,
+                deadline=deadline,
+                deadline_s=deadline_s,
+            )
+            calls[index] = call
+            return await call.run()
+
+        return ask
+
+    # The delays of backups not known yet are those of the pool, in order: close enough.
+    delays = hedge_delays([primary, *pool.names], policies.latency, policies.hedge)
+    race = await hedged(
+        attempt(0),
+        [attempt(index) for index in range(1, len(pool.names) + 1)],
+        delays,
+        lambda outcome: outcome.answered,
+        deadline,
+        clock=policies.clock,
+        sleep=policies.sleep,
+    )
+    outcomes = [await _settled(calls[index], race, index) for index in sorted(calls)]
+    return outcomes, _fallbacks(calls, outcomes, race, delays)
+
+
+async def _settled(
+    call: ProviderCall, race: HedgeResult[ProviderOutcome], index: int
+) -> ProviderOutcome:
+    attempt = race.attempts[index]
+    if attempt.value is not None:
+        return attempt.value
+    if attempt.outcome == "error":
+        return call.crashed(attempt.error or RuntimeError("unknown failure"))
+    if race.deadline_hit:
+        return await call.cut()
+    # Cancelled because another attempt won: before the winner it was too slow,
+    # after it, a backup no longer needed.
+    winner = race.winner if race.winner is not None else math.inf
+    return call.interrupted("timeout" if index < winner else "skipped")
+
+
+def _fallbacks(
+    calls: dict[int, ProviderCall],
+    outcomes: list[ProviderOutcome],
+    race: HedgeResult[ProviderOutcome],
+    delays: Sequence[float],
+) -> list[Degradation]:
+    """One `fallback` per backup that was needed (not one cancelled because an earlier
+    provider of its slot answered first), with why the provider before it was left."""
+    steps = []
+    winner = race.winner if race.winner is not None else math.inf
+    for index in sorted(calls)[1:]:
+        attempt = race.attempts[index]
+        if index > winner and attempt.outcome == "cancelled":
+            continue
+        before, name = race.attempts[index - 1], calls[index].provider
+        left = calls[index - 1].provider
+        if before.ended_s is not None and before.ended_s <= attempt.started_s + 1e-6:
+            why = _left_because(outcomes[index - 1])
+            reason = f"{left} {why}; asked {name} instead"
+        else:
+            delay = delays[index - 1]
+            reason = (
+                f"{left} had not answered within its {delay:.2f} s hedge delay; asked {name} too"
+            )
+        steps.append(Degradation(kind="fallback", provider=left, reason=reason))
+    return steps

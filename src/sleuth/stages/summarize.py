@@ -1,0 +1,292 @@
+"""Summarize stage: a short, query-focused summary made of whole cited sentences.
+
+Owns the response's `summary`. Every sentence is copied verbatim from ONE result's
+snippet and carries exactly one `Citation` whose span is where it sits there, so
+`results[c.result].snippet[c.start:c.end] == sentence.text` always holds and a sentence
+never joins fragments of two sources. It does not rewrite, translate or shorten text,
+it reads no titles (a title is not a sentence), and it does no I/O; settings come from
+`summarize:` in sleuth.yaml.
+
+How sentences are chosen:
+
+1. Candidates are the whole sentences of each snippet (as `sleuth.text.split_sentences`
+   cuts them,
+   Chinese 。！？ and English .!?), skipping fragments a back end cut ("Oct 2, 2024 ...",
+   a trailing piece with no closing punctuation, a piece that starts mid-sentence),
+   sentences shorter than `min_sentence_tokens`, and results that must not be quoted
+   (`skip_flags`, e.g. suspected injections; or a `degraded` item whose `snippet` is
+   missing, since its snippet is only its title).
+2. Each candidate scores
+
+       relevance = coverage × 1/(1 + rank_decay × result_index)
+                            × 1/(1 + position_decay × sentence_position)
+                            × (1 if in the query's language else other_language_weight)
+
+   where coverage is the share of the query's tokens (`sleuth.text.tokens`: words,
+   Chinese bigrams) the sentence contains; a sentence with fewer than
+   `min_query_tokens` of them is not a candidate.
+3. Maximal marginal relevance picks up to `max_sentences` within `max_chars`:
+   `mmr_lambda × relevance/max_relevance − (1 − mmr_lambda) × similarity`, similarity
+   being the Jaccard overlap of token sets with the sentences already chosen; a
+   sentence more similar than `max_similarity` to a chosen one is never taken (the same
+   sentence syndicated by two sites is said once), and at most `max_per_result`
+   sentences come from one result.
+4. The chosen sentences are ordered by (result rank, position in the snippet), not by
+   score: the summary reads in the order the results are listed, sentences of one
+   snippet keep their order, and each citation index only grows.
+
+>>> items = [
+...     ResultItem(id="a", url=None, providers=["p"], title="Python 3.13",
+...                snippet="Oct 2, 2024 ... Python 3.13 adds a JIT compiler. Read more"),
+...     ResultItem(id="b", url=None, providers=["p"], title="Python 3.13 news",
+...                snippet="Python 3.13 adds an experimental JIT compiler."),
+... ]
+>>> [(s.text, s.citations[0]) for s in summarize(items, ["python", "3.13", "jit"], "en")]
+[('Python 3.13 adds a JIT compiler.', Citation(result=0, start=16, end=48))]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sleuth.contract import Citation, ResultItem, SummarySentence
+from sleuth.text import sentence_spans, tokens
+
+__all__ = ["SummarySettings", "summarize"]
+
+# A whole sentence ends with one of these, maybe followed by closing quotes or brackets;
+# a cut one ends with "..." / "…" or with no punctuation at all, or starts with an
+# ellipsis, a continuation mark or a lower-case letter (the tail of a cut sentence).
+_ENDS = "。！？!?."
+_CLOSING = "\"'”’)]）」』"
+_CONTINUATION = "…,;:，；：、)]）"
+_HAS_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_ASCII_NON_LETTERS = bytes(code for code in range(128) if not chr(code).isalpha())
+
+
+class SummarySettings(BaseModel):
+    """The `summarize:` section of sleuth.yaml."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_sentences: int = Field(
+        default=3, ge=0, description="At most this many sentences (0 turns the summary off)."
+    )
+    max_chars: int = Field(
+        default=400,
+        ge=1,
+        description=(
+            "Character budget of all sentences together; the first sentence chosen is kept "
+            "even when longer, so a long relevant sentence is never cut."
+        ),
+    )
+    mmr_lambda: float = Field(
+        default=0.7,
+        ge=0,
+        le=1,
+        description="Maximal marginal relevance trade-off: 1 = relevance only, 0 = novelty only.",
+    )
+    max_similarity: float = Field(
+        default=0.6,
+        ge=0,
+        le=1,
+        description=(
+            "A sentence whose token-set Jaccard similarity to a chosen one exceeds this is a "
+            "near-repeat and is never taken."
+        ),
+    )
+    rank_decay: float = Field(
+        default=0.15,
+        ge=0,
+        description="Source rank prior: a sentence of result i weighs 1 / (1 + rank_decay × i).",
+    )
+    position_decay: float = Field(
+        default=0.1,
+        ge=0,
+        description="Position prior: the j-th sentence of a snippet weighs 1 / (1 + decay × j).",
+    )
+    other_language_weight: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Weight of a sentence not in the query's language (0 = never take one).",
+    )
+    min_query_tokens: int = Field(
+        default=1,
+        ge=0,
+        description="A sentence must contain at least this many distinct query tokens.",
+    )
+    min_sentence_tokens: int = Field(
+        default=4,
+        ge=1,
+        description="Shorter sentences (in words or Chinese bigrams) are too thin to quote.",
+    )
+    max_per_result: int = Field(
+        default=2, ge=1, description="At most this many sentences from one result."
+    )
+    max_results: int = Field(
+        default=10,
+        ge=1,
+        description="Only the first this many results are read: the summary speaks for the top.",
+    )
+    mmr_pool: int = Field(
+        default=20,
+        ge=1,
+        description="Maximal marginal relevance chooses among this many most relevant sentences.",
+    )
+    skip_flags: list[str] = Field(
+        default_factory=lambda: ["suspected_injection", "ad"],
+        description="Results carrying any of these flags are never quoted.",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    result: int
+    start: int
+    end: int
+    text: str
+    words: frozenset[str]
+    relevance: float
+
+
+def summarize(
+    results: Sequence[ResultItem],
+    query_terms: Sequence[str],
+    language: str,
+    settings: SummarySettings | None = None,
+) -> list[SummarySentence]:
+    """Up to `max_sentences` whole snippet sentences, each citing its one source.
+
+    `results` are the final ranked items in response order (citation `result` indexes
+    point into it); `language` is the query's ('zh' or 'en', `sleuth.text.language_of`).
+    """
+    settings = settings or SummarySettings()
+    if settings.max_sentences == 0:
+        return []
+    query = frozenset(token for term in query_terms for token in tokens(term))
+    candidates = _candidates(results, query, language, settings)
+    chosen = _select(candidates, settings)
+    chosen.sort(key=lambda c: (c.result, c.start))
+    return [
+        SummarySentence(
+            text=c.text, citations=[Citation(result=c.result, start=c.start, end=c.end)]
+        )
+        for c in chosen
+    ]
+
+
+def _quotable(item: ResultItem, skip_flags: Sequence[str]) -> bool:
+    if not item.snippet or any(flag in item.flags for flag in skip_flags):
+        return False
+    return not (item.degraded and "snippet" in item.missing)
+
+
+def _is_whole(sentence: str) -> bool:
+    """Ends with 。！？ . ! or ? (not an ellipsis), maybe closed by a quote or bracket, and
+    does not start mid-sentence (an ellipsis, a continuation mark, a lower-case word)."""
+    body = sentence.rstrip(_CLOSING)
+    if not body or body[-1] not in _ENDS or body.endswith(".."):
+        return False
+    if sentence.startswith("..") or sentence[0] in _CONTINUATION:
+        return False
+    first_word = sentence.split(None, 1)[0]
+    return not (first_word.isascii() and first_word.islower())  # "iPhone 15 …" is whole
+
+
+def _candidates(
+    results: Sequence[ResultItem],
+    query: frozenset[str],
+    language: str,
+    settings: SummarySettings,
+) -> list[_Candidate]:
+    found: list[_Candidate] = []
+    needed = settings.min_query_tokens if query else 0
+    for index, item in enumerate(results[: settings.max_results]):
+        snippet = item.snippet
+        if not _quotable(item, settings.skip_flags):
+            continue
+        # The rank stage tokenised this snippet already (tokens are cached): a snippet
+        # without enough query tokens has no sentence with them either.
+        if needed and len(query.intersection(tokens(snippet))) < needed:
+            continue
+        rank_prior = 1.0 / (1.0 + settings.rank_decay * index)
+        for position, (start, end) in enumerate(sentence_spans(snippet)):
+            text = snippet[start:end]
+            if not _is_whole(text):
+                continue
+            sentence_tokens = tokens(text)
+            if len(sentence_tokens) < settings.min_sentence_tokens:
+                continue
+            words = frozenset(sentence_tokens)
+            shared = len(query & words)
+            if shared < needed:
+                continue
+            coverage = shared / len(query) if query else 1.0
+            relevance = coverage * rank_prior / (1.0 + settings.position_decay * position)
+            if _language(text) != language:
+                relevance *= settings.other_language_weight
+            if relevance > 0:
+                found.append(_Candidate(index, start, end, text, words, relevance))
+    return found
+
+
+def _language(text: str) -> str:
+    """The rule of `sleuth.text.language_of` ('zh' when Chinese characters are at least
+    30% of the letters), counted with C-level string operations instead of a loop over
+    characters; letters outside ASCII and Chinese (é, ß) are not counted."""
+    if not _HAS_CJK.search(text):
+        return "en"
+    chinese = len(text) - len(_CJK_RUN.sub("", text))
+    latin = len(text.encode("ascii", "ignore").translate(None, _ASCII_NON_LETTERS))
+    return "zh" if chinese / (chinese + latin) >= 0.3 else "en"
+
+
+def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    union = len(a | b)
+    return len(a & b) / union if union else 0.0
+
+
+def _select(candidates: list[_Candidate], settings: SummarySettings) -> list[_Candidate]:
+    """Maximal marginal relevance under the sentence, character and per-result limits."""
+    if not candidates:
+        return []
+    top = max(c.relevance for c in candidates)
+    # Highest relevance first, then rank and position: ties resolve the same way every run.
+    pool = sorted(candidates, key=lambda c: (-c.relevance, c.result, c.start))
+    pool = pool[: settings.mmr_pool]
+    similarity = [0.0] * len(pool)  # to the closest sentence chosen so far
+    alive = [True] * len(pool)
+    chosen: list[_Candidate] = []
+    per_result: dict[int, int] = {}
+    used = 0
+    lam = settings.mmr_lambda
+    while len(chosen) < settings.max_sentences:
+        best = -1
+        best_score = float("-inf")
+        for i, candidate in enumerate(pool):
+            if not alive[i] or per_result.get(candidate.result, 0) >= settings.max_per_result:
+                continue
+            if chosen and used + len(candidate.text) > settings.max_chars:
+                continue
+            score = lam * candidate.relevance / top - (1.0 - lam) * similarity[i]
+            if score > best_score:
+                best, best_score = i, score
+        if best < 0:
+            break
+        picked = pool[best]
+        alive[best] = False
+        chosen.append(picked)
+        per_result[picked.result] = per_result.get(picked.result, 0) + 1
+        used += len(picked.text)
+        for i, candidate in enumerate(pool):
+            if alive[i]:
+                similarity[i] = max(similarity[i], _jaccard(candidate.words, picked.words))
+                if similarity[i] > settings.max_similarity:
+                    alive[i] = False  # a near-repeat of a chosen sentence: gone for good
+    return chosen

@@ -1,0 +1,393 @@
+"""One provider call through breaker, quota, retry and the rules; each chain slot's race
+to its backups. What an operator reads in the outcome: status, retries, the classified
+error, and the degradations with their reasons.
+
+Everything runs on an event loop with virtual time (the loop jumps to its next timer),
+whose clock the policies get as theirs, so no test waits and every time is exact.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import selectors
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import pytest
+
+from sleuth.errors import MissingApiKey
+from sleuth.providers.base import HttpRequest
+from sleuth.resilience.breaker import Breaker, BreakerSettings
+from sleuth.resilience.call import (
+    Exchange,
+    Policies,
+    ProviderCall,
+    ProviderOutcome,
+    ask_chain,
+)
+from sleuth.resilience.hedge import HedgeSettings, LatencyTracker
+from sleuth.resilience.quota import Quota, QuotaSettings
+from sleuth.resilience.retry import RetrySettings
+from sleuth.resilience.rules import RuleBook
+from sleuth.store import MemoryStore
+from sleuth.testing import FAKE_MAPPING, fake_provider
+from sleuth.transport import RawResponse
+
+R = TypeVar("R")
+HITS = {"results": [{"url": "https://a.example/", "title": "A", "snippet": "An answer."}]}
+
+
+class VirtualTimeLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock jumps to the next timer instead of waiting for it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        selector = selectors.DefaultSelector()
+        select = selector.select
+
+        def jump(timeout: float | None = None) -> list[Any]:
+            events = select(0)
+            if not events and timeout != 0:
+                if timeout is None:
+                    raise RuntimeError("deadlock: nothing is scheduled and nothing can happen")
+                self.now += timeout
+            return events
+
+        selector.select = jump  # type: ignore[method-assign]
+        super().__init__(selector)
+
+    def time(self) -> float:
+        return self.now
+
+
+def run(main: Callable[[], Coroutine[Any, Any, R]]) -> R:
+    with asyncio.Runner(loop_factory=VirtualTimeLoop) as runner:
+        return runner.run(main())
+
+
+def now() -> float:
+    return asyncio.get_running_loop().time()
+
+
+@dataclass
+class Step:
+    """One answer: after `delay` virtual seconds, a status and body, or `error` raised."""
+
+    delay: float = 0.01
+    status: int = 200
+    body: Any = field(default_factory=lambda: HITS)
+    error: Exception | None = None
+
+
+@dataclass
+class Scripted:
+    """A provider answering its steps in order (the last one repeats)."""
+
+    name: str
+    steps: list[Step]
+    sent_at: list[float] = field(default_factory=list)
+    cancelled: bool = False
+    build_error: Exception | None = None
+
+    async def send(self, request: HttpRequest, timeout_s: float) -> RawResponse:
+        step = self.steps[min(len(self.sent_at), len(self.steps) - 1)]
+        self.sent_at.append(now())
+        try:
+            await asyncio.sleep(step.delay)
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+        if step.error is not None:
+            raise step.error
+        return RawResponse(step.status, {"content-type": "application/json"}, step.body)
+
+    def exchange(self, timeout_s: float = 3.0) -> Exchange:
+        provider = fake_provider(self.name)
+
+        def build() -> HttpRequest:
+            if self.build_error is not None:
+                raise self.build_error
+            return HttpRequest("GET", f"https://{self.name}.invalid/search", {"q": "q"})
+
+        return Exchange(
+            build=build,
+            send=self.send,
+            parse=lambda r: provider.parse_response(r.status, r.headers, r.body, FAKE_MAPPING),
+            timeout_s=timeout_s,
+        )
+
+
+def policies(
+    store: MemoryStore | None = None,
+    *,
+    quota: QuotaSettings | None = None,
+    hedge: HedgeSettings | None = None,
+) -> Policies:
+    store = store or MemoryStore()
+    return Policies(
+        rules=RuleBook(),
+        breaker=Breaker(store, BreakerSettings(), clock=now),
+        quota=Quota(store, quota or QuotaSettings(), clock=now),
+        latency=LatencyTracker(),
+        retry=RetrySettings(),
+        hedge=hedge or HedgeSettings(),
+        clock=now,
+        wall=now,
+        rng=random.Random(7),  # noqa: S311 - jitter, repeatable
+    )
+
+
+async def call_once(
+    provider: Scripted, shared: Policies | None = None, deadline_s: float = 3.0
+) -> ProviderOutcome:
+    call = ProviderCall(
+        provider.name,
+        provider.exchange(),
+        shared or policies(),
+        priority="normal",
+        deadline=now() + deadline_s,
+    )
+    return await call.run()
+
+
+# --- one provider ---------------------------------------------------------------------
+
+
+def test_a_recoverable_failure_is_retried_and_the_answer_kept() -> None:
+    alpha = Scripted("alpha", [Step(status=503, body="busy"), Step()])
+    outcome = run(lambda: call_once(alpha))
+    assert (outcome.status, outcome.retries, outcome.error) == ("ok", 1, None)
+    assert len(outcome.hits) == 1 and len(alpha.sent_at) == 2
+
+
+def test_retries_stop_before_the_deadline_with_the_classified_error() -> None:
+    alpha = Scripted("alpha", [Step(delay=0.4, status=504, body="gateway timeout")])
+
+    async def main() -> tuple[ProviderOutcome, float]:
+        outcome = await call_once(alpha, deadline_s=1.0)
+        return outcome, now()
+
+    outcome, ended = run(main)
+    assert ended <= 1.0
+    assert outcome.status == "error" and outcome.retries == len(alpha.sent_at) - 1 >= 1
+    assert outcome.error is not None
+    info = outcome.error.info()
+    assert (info.code, info.category, info.action, info.http_status) == (
+        "provider_unavailable",
+        "recoverable",
+        "retry",
+        504,
+    )
+
+
+def test_a_failure_the_rules_send_elsewhere_is_not_retried() -> None:
+    alpha = Scripted("alpha", [Step(status=401, body={"error": "invalid API key"})])
+    outcome = run(lambda: call_once(alpha))
+    assert outcome.error is not None
+    assert (outcome.error.code, outcome.error.category, outcome.error.action) == (
+        "auth_failed",
+        "non_recoverable",
+        "fallback",
+    )
+    assert len(alpha.sent_at) == 1 and outcome.retries == 0
+
+
+def test_an_unexpected_failure_opens_the_breaker_and_the_next_call_is_skipped() -> None:
+    alpha = Scripted("alpha", [Step(body="<html>are you a robot? captcha</html>")])
+
+    async def main() -> tuple[ProviderOutcome, ProviderOutcome]:
+        shared = policies()
+        return await call_once(alpha, shared), await call_once(alpha, shared)
+
+    first, second = run(main)
+    assert first.error is not None
+    assert (first.error.code, first.error.action) == ("captcha", "open_breaker")
+    assert second.status == "skipped" and second.error is None
+    (skip,) = second.degradations
+    assert skip.kind == "breaker_open" and skip.provider == "alpha"
+    assert "captcha" in skip.reason and "next probe in 300s" in skip.reason
+    assert "skipped until 1970-01-01T00:05:00" in skip.reason  # opened at virtual time 0
+    assert len(alpha.sent_at) == 1  # the skipped call never went out
+
+
+def test_no_quota_token_before_the_deadline_falls_back_instead_of_waiting() -> None:
+    one_per_second = QuotaSettings(
+        pools={"alpha": {"rate_per_s": 1, "burst_per_s": 1, "burst_window_s": 0}}
+    )
+    alpha = Scripted("alpha", [Step(delay=0.0)])
+
+    async def main() -> tuple[ProviderOutcome, ProviderOutcome, float]:
+        shared = policies(quota=one_per_second)
+        first = await call_once(alpha, shared)
+        second = await call_once(alpha, shared, deadline_s=0.3)
+        return first, second, now()
+
+    first, second, ended = run(main)
+    assert first.status == "ok"
+    assert second.status == "skipped" and second.error is None
+    (refused,) = second.degradations
+    assert refused.kind == "quota_exhausted" and "no token from pool 'alpha'" in refused.reason
+    assert ended == pytest.approx(0.0)  # refused at once: the token would come after 0.3 s
+    assert len(alpha.sent_at) == 1
+
+
+def test_an_empty_answer_is_no_results_with_a_suggestion() -> None:
+    alpha = Scripted("alpha", [Step(body={"results": []})])
+    outcome = run(lambda: call_once(alpha))
+    assert outcome.status == "empty" and outcome.error is not None
+    assert (outcome.error.code, outcome.error.category, outcome.error.action) == (
+        "no_results",
+        "non_recoverable",
+        "report",
+    )
+    assert "suggestion: broaden the query" in outcome.error.message
+    assert outcome.answered  # nothing found is an answer: no backup is asked for it
+
+
+def test_a_missing_key_skips_the_provider_without_calling_it() -> None:
+    alpha = Scripted("alpha", [Step()], build_error=MissingApiKey("alpha needs $ALPHA_KEY"))
+    outcome = run(lambda: call_once(alpha))
+    assert outcome.status == "skipped" and not alpha.sent_at
+    assert outcome.error is not None
+    assert (outcome.error.code, outcome.error.action) == ("missing_api_key", "fallback")
+    assert outcome.error.provider == "alpha"
+
+
+def test_every_attempt_teaches_the_hedge_its_latency() -> None:
+    alpha = Scripted("alpha", [Step(delay=0.3, status=503, body="busy"), Step(delay=0.2)])
+
+    async def main() -> Policies:
+        shared = policies()
+        await call_once(alpha, shared)
+        return shared
+
+    shared = run(main)
+    assert shared.latency.count("alpha") == 2
+    assert shared.latency.p95("alpha") == pytest.approx(0.3)
+
+
+# --- the chain ------------------------------------------------------------------------
+
+
+def chain(
+    chosen: list[Scripted],
+    backups: list[Scripted] = (),  # type: ignore[assignment]
+    *,
+    deadline_s: float = 3.0,
+    shared: Callable[[], Policies] = policies,
+    before: Callable[[Policies], Coroutine[Any, Any, None]] | None = None,
+) -> tuple[dict[str, ProviderOutcome], list[str], float]:
+    """Run `ask_chain`; the outcomes by provider, the fallback reasons, and when it ended."""
+    by_name = {provider.name: provider for provider in [*chosen, *backups]}
+
+    async def main() -> tuple[dict[str, ProviderOutcome], list[str], float]:
+        made = shared()
+        if before is not None:
+            await before(made)
+        outcomes, fallbacks = await ask_chain(
+            [provider.name for provider in chosen],
+            [provider.name for provider in backups],
+            lambda name: by_name[name].exchange(),
+            made,
+            priority="normal",
+            deadline=now() + deadline_s,
+            deadline_s=deadline_s,
+        )
+        assert all(step.kind == "fallback" for step in fallbacks)
+        return {o.provider: o for o in outcomes}, [step.reason for step in fallbacks], now()
+
+    return run(main)
+
+
+def fixed_hedge(delay_s: float, *, enabled: bool = True) -> Callable[[], Policies]:
+    def make() -> Policies:
+        return policies(hedge=HedgeSettings(enabled=enabled, default_delay_s=delay_s))
+
+    return make
+
+
+def test_without_backups_every_chosen_provider_is_asked_at_once() -> None:
+    alpha, beta = Scripted("alpha", [Step(delay=1.0)]), Scripted("beta", [Step(delay=1.0)])
+    outcomes, fallbacks, ended = chain([alpha, beta])
+    assert alpha.sent_at == [0.0] and beta.sent_at == [0.0]
+    assert {name: o.status for name, o in outcomes.items()} == {"alpha": "ok", "beta": "ok"}
+    assert fallbacks == [] and ended == pytest.approx(1.0)
+
+
+def test_a_failed_provider_is_replaced_by_the_next_backup() -> None:
+    alpha = Scripted("alpha", [Step(status=401, body="bad key")])
+    beta, gamma = Scripted("beta", [Step()]), Scripted("gamma", [Step()])
+    outcomes, fallbacks, _ = chain([alpha], [beta, gamma])
+    assert outcomes["alpha"].status == "error" and outcomes["beta"].status == "ok"
+    assert "gamma" not in outcomes and not gamma.sent_at
+    assert fallbacks == ["alpha failed (auth_failed); asked beta instead"]
+
+
+def test_a_provider_that_exhausts_its_retries_falls_back_with_the_count() -> None:
+    alpha = Scripted("alpha", [Step(status=504, body="gateway timeout")])
+    beta = Scripted("beta", [Step()])
+    outcomes, fallbacks, _ = chain([alpha], [beta], shared=fixed_hedge(2.0))
+    assert outcomes["alpha"].retries == 2 and outcomes["beta"].status == "ok"
+    assert fallbacks == ["alpha failed (provider_unavailable after 3 attempts); asked beta instead"]
+
+
+def test_a_slow_provider_is_hedged_and_the_first_good_answer_wins() -> None:
+    alpha, beta = Scripted("alpha", [Step(delay=5.0)]), Scripted("beta", [Step(delay=0.2)])
+    outcomes, fallbacks, ended = chain([alpha], [beta], shared=fixed_hedge(0.5))
+    assert beta.sent_at == [pytest.approx(0.5)] and ended == pytest.approx(0.7)
+    assert alpha.cancelled
+    assert outcomes["alpha"].status == "timeout" and outcomes["alpha"].error is None
+    assert outcomes["beta"].status == "ok"
+    assert fallbacks == ["alpha had not answered within its 0.50 s hedge delay; asked beta too"]
+
+
+def test_a_backup_beaten_by_its_primary_is_cancelled_and_no_fallback_recorded() -> None:
+    alpha, beta = Scripted("alpha", [Step(delay=0.8)]), Scripted("beta", [Step(delay=1.0)])
+    outcomes, fallbacks, ended = chain([alpha], [beta], shared=fixed_hedge(0.5))
+    assert ended == pytest.approx(0.8) and beta.cancelled
+    assert outcomes["alpha"].status == "ok" and outcomes["beta"].status == "skipped"
+    assert fallbacks == []
+
+
+def test_with_hedging_off_a_slow_provider_keeps_the_whole_deadline() -> None:
+    alpha, beta = Scripted("alpha", [Step(delay=2.0)]), Scripted("beta", [Step()])
+    outcomes, fallbacks, _ = chain([alpha], [beta], shared=fixed_hedge(0.5, enabled=False))
+    assert outcomes["alpha"].status == "ok" and not beta.sent_at and fallbacks == []
+
+
+def test_each_backup_stands_in_for_one_provider_only() -> None:
+    alpha = Scripted("alpha", [Step(status=401, body="bad key")])
+    beta = Scripted("beta", [Step(delay=0.02, status=401, body="bad key")])
+    gamma = Scripted("gamma", [Step()])
+    outcomes, fallbacks, _ = chain([alpha, beta], [gamma])
+    assert len(gamma.sent_at) == 1 and outcomes["gamma"].status == "ok"
+    assert fallbacks == ["alpha failed (auth_failed); asked gamma instead"]
+
+
+def test_a_provider_with_an_open_breaker_is_replaced_by_a_backup() -> None:
+    alpha, beta = Scripted("alpha", [Step()]), Scripted("beta", [Step()])
+
+    async def trip(made: Policies) -> None:
+        await made.breaker.record("alpha", "unexpected", detail="captcha")
+
+    outcomes, fallbacks, _ = chain([alpha], [beta], before=trip)
+    assert not alpha.sent_at and outcomes["alpha"].status == "skipped"
+    assert outcomes["alpha"].degradations[0].kind == "breaker_open"
+    assert fallbacks == ["alpha was skipped (breaker_open); asked beta instead"]
+
+
+def test_the_deadline_cuts_what_is_still_running() -> None:
+    alpha, beta = Scripted("alpha", [Step(delay=10.0)]), Scripted("beta", [Step(delay=0.1)])
+    outcomes, _, ended = chain([alpha, beta], deadline_s=1.0)
+    assert ended == pytest.approx(1.0) and alpha.cancelled
+    cut = outcomes["alpha"]
+    assert cut.status == "timeout" and cut.error is not None
+    assert (cut.error.code, cut.error.category, cut.error.action) == (
+        "deadline_exceeded",
+        "recoverable",
+        "fallback",
+    )
+    assert "1.0s deadline" in cut.error.message
+    assert outcomes["beta"].status == "ok"

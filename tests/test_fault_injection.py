@@ -1,0 +1,250 @@
+"""Searches against a real misbehaving server: every fault is classified by the error
+rules, the search answers within its deadline, the healthy provider's results are
+kept, and nothing escapes. Then the issue's must-shows: a failing provider replaced by
+its backup, the stale cache and the fallback answer, and rules edited while running.
+
+`searxng` points at the fault server (`tests/fault_server.py`) in the mode under test;
+`mirror`, a second SearXNG-speaking provider, points at the same server's healthy mode.
+These tests wait for real (a real server is the point), each at most its 1.5 s deadline.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fault_server import MODES, FaultServer
+from sleuth.config import Settings
+from sleuth.contract import SearchRequest, SearchResponse
+from sleuth.gateway import Sleuth
+from sleuth.mapping_files import MappingFiles
+from sleuth.providers import searxng
+from sleuth.providers.base import Provider
+from sleuth.store import SqliteStore, cache_key
+from sleuth.testing import registered
+
+DEADLINE_S = 1.5
+QUERY = "python 3.13 release notes"
+
+#: mode -> (code, category, action) the built-in rules give it.
+EXPECTED = {
+    "timeout": ("provider_timeout", "recoverable", "retry"),
+    "trickle": ("provider_timeout", "recoverable", "retry"),
+    "429": ("rate_limited", "recoverable", "retry"),
+    "500": ("server_error", "recoverable", "retry"),
+    "502": ("provider_unavailable", "recoverable", "retry"),
+    "503": ("provider_unavailable", "recoverable", "retry"),
+    "504": ("provider_unavailable", "recoverable", "retry"),
+    "451": ("geoblocked", "recoverable", "fallback"),
+    "400": ("policy_violation", "non_recoverable", "report"),
+    "401": ("auth_failed", "non_recoverable", "fallback"),
+    "malformed": ("bad_response", "unexpected", "open_breaker"),
+    "truncated": ("connection_failed", "recoverable", "retry"),
+    "html": ("wrong_content_type", "unexpected", "open_breaker"),
+    "captcha": ("captcha", "unexpected", "open_breaker"),
+    "huge": ("body_too_large", "unexpected", "open_breaker"),
+    "refused": ("connection_failed", "recoverable", "retry"),
+    "reset": ("connection_failed", "recoverable", "retry"),
+    "empty": ("no_results", "non_recoverable", "report"),
+}
+
+
+def test_every_fault_mode_has_an_expected_classification() -> None:
+    assert set(EXPECTED) == {*MODES, "refused"} - {"ok"}
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[FaultServer]:
+    with FaultServer() as started:
+        yield started
+
+
+@pytest.fixture(autouse=True)
+def mirror() -> Iterator[None]:
+    """A second provider speaking SearXNG's API, so both can be real HTTP back ends."""
+    twin = Provider(
+        replace(searxng.INFO, name="mirror"),
+        searxng.build_request,
+        searxng.parse_response,
+        default_mapping=MappingFiles(None).for_provider(searxng.PROVIDER),
+    )
+    with registered(twin):
+        yield
+
+
+def url(server: FaultServer, mode: str) -> str:
+    return server.refused_url if mode == "refused" else server.url_for(mode)
+
+
+def settings(
+    server: FaultServer, searxng_url: str, mirror_url: str | None = None, **kw: Any
+) -> Settings:
+    base: dict[str, Any] = {
+        "chain": ["searxng", "mirror"],
+        "deadline_s": DEADLINE_S,
+        "store": {"backend": "memory"},
+        "providers": {
+            # A provider timeout under the deadline, so a hang is the provider's timeout.
+            "searxng": {"enabled": True, "base_url": searxng_url, "timeout_s": 0.5},
+            "mirror": {"base_url": mirror_url or server.url_for("ok")},
+        },
+    }
+    base.update(kw)
+    return Settings(**base)
+
+
+async def timed_search(sleuth: Sleuth, request: Any = QUERY) -> tuple[SearchResponse, float]:
+    started = time.perf_counter()
+    response = await sleuth.search(request)
+    return response, time.perf_counter() - started
+
+
+@pytest.mark.parametrize("mode", sorted(EXPECTED))
+async def test_a_fault_is_classified_and_the_healthy_answer_kept_within_the_deadline(
+    server: FaultServer, mode: str
+) -> None:
+    async with Sleuth(settings(server, url(server, mode))) as sleuth:
+        response, elapsed = await timed_search(sleuth)
+    assert elapsed < DEADLINE_S + 0.5
+    (error,) = [e for e in response.errors if e.provider == "searxng"]
+    assert (error.code, error.category, error.action) == EXPECTED[mode]
+    assert response.providers["searxng"].status == ("empty" if mode == "empty" else "error")
+    assert response.providers["mirror"].status == "ok"
+    assert response.results, "the healthy provider's results are kept"
+    if mode == "429":
+        assert error.retry_after_s == 2.0  # longer than the deadline allows: not waited for
+
+
+async def test_a_failing_provider_is_replaced_by_its_backup_within_the_deadline(
+    server: FaultServer,
+) -> None:
+    """Must-show: A answers 504 every time (four queued), B is healthy."""
+    server.queue("504", "504", "504", "504")
+    served = settings(server, server.url, chain=["searxng"], backups=["mirror"])
+    async with Sleuth(served) as sleuth:
+        response, elapsed = await timed_search(sleuth)
+    assert elapsed < DEADLINE_S
+    assert response.results and response.providers["mirror"].status == "ok"
+    (error,) = response.errors
+    assert (error.provider, error.code, error.category, error.http_status) == (
+        "searxng",
+        "provider_unavailable",
+        "recoverable",
+        504,
+    )
+    (fallback,) = [d for d in response.degradations if d.kind == "fallback"]
+    assert fallback.provider == "searxng" and "mirror" in fallback.reason
+    assert response.degraded is True
+
+
+async def test_with_every_provider_down_a_cached_answer_returns_stale(
+    server: FaultServer, tmp_path: Path
+) -> None:
+    """Must-show: the query was answered before; now every provider is down."""
+    store = SqliteStore(tmp_path / "state.sqlite")
+    healthy = settings(server, server.url_for("ok"))
+    async with Sleuth(healthy, store=store) as sleuth:
+        before, _ = await timed_search(sleuth)
+    assert before.cache == "miss" and before.results
+    # Time passes: the entry is past its freshness.
+    key = cache_key(SearchRequest(query=QUERY), healthy.chain)
+    read = await store.get_cached(key, time.time())
+    assert read is not None and read.fresh
+    await store.put_cached(replace(read.entry, expires_at=time.time() - 1))
+
+    down = settings(server, server.url_for("503"), server.refused_url)
+    async with Sleuth(down, store=store) as sleuth:
+        response, elapsed = await timed_search(sleuth)
+    await store.aclose()
+    assert elapsed < DEADLINE_S + 0.5
+    assert (response.cache, response.degraded) == ("stale", True)
+    assert [item.title for item in response.results] == [item.title for item in before.results]
+    assert response.degradations[-1].kind == "cache_stale"
+    assert {e.provider for e in response.errors} == {"searxng", "mirror"}
+
+
+@pytest.mark.parametrize(
+    ("query", "sentence"),
+    [
+        ("从未问过的问题：量子猫的寿命", "暂时无法检索到相关信息，请换个说法或稍后再试。"),
+        ("a question never asked before", "No information could be retrieved right now"),
+    ],
+)
+async def test_with_every_provider_down_and_nothing_cached_the_fallback_answer(
+    server: FaultServer, query: str, sentence: str
+) -> None:
+    down = settings(server, server.url_for("html"), server.url_for("401"))
+    async with Sleuth(down) as sleuth:
+        response, elapsed = await timed_search(sleuth, query)
+    assert elapsed < DEADLINE_S + 0.5
+    assert response.results == [] and response.degraded is True
+    assert response.confidence == 0.0
+    (summary,) = response.summary
+    assert summary.text.startswith(sentence) and summary.citations == []
+    assert response.degradations[-1].kind == "fallback_answer"
+    assert {e.code for e in response.errors} == {"wrong_content_type", "auth_failed"}
+
+
+async def test_an_edited_rules_file_changes_the_next_calls_classification(
+    server: FaultServer, tmp_path: Path
+) -> None:
+    """Must-show: the rules file is edited while the service runs."""
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        "rules:\n"
+        "  - match: {status: 503}\n"
+        "    then: {category: non_recoverable, code: upstream_busy, action: fallback}\n"
+        "  - match: {}\n"
+        "    then: {category: unexpected, action: open_breaker}\n",
+        encoding="utf-8",
+    )
+    served = settings(server, server.url_for("503"), rules={"path": str(rules)})
+    request = {"query": QUERY, "no_cache": True}
+    async with Sleuth(served) as sleuth:
+        first, _ = await timed_search(sleuth, request)
+        rules.write_text(
+            "rules:\n"
+            "  - name: busy means later\n"
+            "    match: {status: 503, body_contains: overloaded}\n"
+            "    then: {category: recoverable, code: engines_overloaded, action: retry}\n"
+            "  - match: {}\n"
+            "    then: {category: unexpected, action: open_breaker}\n",
+            encoding="utf-8",
+        )
+        second, _ = await timed_search(sleuth, request)
+    (before,) = [e for e in first.errors if e.provider == "searxng"]
+    (after,) = [e for e in second.errors if e.provider == "searxng"]
+    assert (before.code, before.category, before.action) == (
+        "upstream_busy",
+        "non_recoverable",
+        "fallback",
+    )
+    assert (after.code, after.category, after.action) == (
+        "engines_overloaded",
+        "recoverable",
+        "retry",
+    )
+    assert (first.providers["searxng"].retries, second.providers["searxng"].retries) == (0, 2)
+
+
+async def test_a_captcha_opens_the_breaker_and_the_next_search_skips_the_provider(
+    server: FaultServer,
+) -> None:
+    request = {"query": QUERY, "no_cache": True}
+    asked_before = len(server.requests)
+    async with Sleuth(settings(server, server.url_for("captcha"))) as sleuth:
+        first, _ = await timed_search(sleuth, request)
+        second, _ = await timed_search(sleuth, request)
+    assert first.errors[0].action == "open_breaker"
+    assert second.providers["searxng"].status == "skipped"
+    (skip,) = [d for d in second.degradations if d.kind == "breaker_open"]
+    assert skip.provider == "searxng" and "captcha" in skip.reason
+    assert "skipped until" in skip.reason
+    assert second.results  # mirror still answers
+    captcha_calls = [r for r in server.requests[asked_before:] if r.mode == "captcha"]
+    assert len(captcha_calls) == 1

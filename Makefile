@@ -36,6 +36,8 @@ check: test
 bench: install
 	$(BIN)/python bench/pipeline.py
 	$(BIN)/python bench/projection.py
+	$(BIN)/python bench/verification.py
+	$(BIN)/python bench/tail_latency.py
 	$(BIN)/python bench/kb_tokenizers.py
 
 # Re-record each web provider's cassette with real keys (BRAVE_API_KEY, GOOGLE_API_KEY

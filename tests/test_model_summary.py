@@ -13,6 +13,7 @@ from sleuth.stages.grounding import GroundingSettings
 from sleuth.stages.llm_summary import LLMSummarySettings
 from sleuth.transport import HttpTransport
 
+QUERY = "iPhone 15 价格"
 RESULTS = [
     ResultItem(id="a", url="https://a.example/iphone", providers=["brave"], title="iPhone 15",
                snippet="iPhone 15 售价 5999 元。它有三种颜色。"),
@@ -86,3 +87,48 @@ async def test_a_failing_model_raises_the_contract_error(
         await summarize_with_model(transport, "q", RESULTS, settings, GroundingSettings(), 5.0)
     await transport.aclose()
     assert caught.value.retry_after_s == 2
+
+
+async def test_a_search_shows_the_grounded_model_summary_or_falls_back(
+    httpserver: HTTPServer, settings: LLMSummarySettings
+) -> None:
+    from sleuth.testing import Cassette, fake_provider, memory_settings, registered
+
+    answer = "iPhone 15 售价 5999 元 [1]。iPhone 15 支持卫星通话。"
+    httpserver.expect_ordered_request("/v1/chat/completions").respond_with_json(completion(answer))
+    httpserver.expect_ordered_request("/v1/chat/completions").respond_with_data("down", status=503)
+    body = {"results": [{"url": r.url, "title": r.title, "snippet": r.snippet} for r in RESULTS]}
+    served = memory_settings(
+        chain=["shop"], providers={"shop": {}}, llm_summary=settings, retry={"max_attempts": 1}
+    )
+    with registered(fake_provider("shop")):
+        from sleuth.gateway import Sleuth
+
+        class ModelThenCassette:
+            """Provider calls from the cassette; the model call over real HTTP."""
+
+            def __init__(self) -> None:
+                self.replay = (
+                    Cassette()
+                    .add("shop", QUERY, body=body)
+                    .add("shop", QUERY, body=body)
+                    .transport()
+                )
+                self.http = HttpTransport(kb_path=Path("unused.sqlite"))
+
+            async def send(self, provider, query, request, timeout_s):  # type: ignore[no-untyped-def]
+                inner = self.http if provider == "llm_summary" else self.replay
+                return await inner.send(provider, query, request, timeout_s)
+
+            async def aclose(self) -> None:
+                await self.http.aclose()
+
+        transport = ModelThenCassette()
+        sleuth = Sleuth(served, transport)
+        grounded = await sleuth.search({"query": QUERY, "no_cache": True})
+        failed = await sleuth.search({"query": QUERY, "no_cache": True})
+        await transport.aclose()
+    assert [s.text for s in grounded.summary] == ["iPhone 15 售价 5999 元 [1]。"]
+    assert any(d.kind == "summary_sentence_dropped" for d in grounded.degradations)
+    assert failed.summary and all(s.citations for s in failed.summary)  # the extractive one
+    assert any(d.kind == "model_summary_failed" for d in failed.degradations)

@@ -35,6 +35,7 @@ from sleuth.stages.facts import FactSettings
 from sleuth.stages.grounding import GroundingSettings
 from sleuth.stages.guard import GuardSettings
 from sleuth.stages.injection import InjectionSettings
+from sleuth.stages.llm_summary import LLMSummarySettings
 from sleuth.stages.project import ProjectionSettings
 from sleuth.stages.rank import RankSettings
 from sleuth.stages.rewrite import RewriteSettings
@@ -147,6 +148,7 @@ class Settings(BaseSettings):
     facts: FactSettings = Field(default_factory=FactSettings)
     summary: SummarySettings = Field(default_factory=SummarySettings)
     grounding: GroundingSettings = Field(default_factory=GroundingSettings)
+    llm_summary: LLMSummarySettings = Field(default_factory=LLMSummarySettings)
     confidence: ConfidenceSettings = Field(default_factory=ConfidenceSettings)
     rules: RulesSettings = Field(default_factory=RulesSettings)
     retry: RetrySettings = Field(default_factory=RetrySettings)

@@ -43,10 +43,12 @@ from sleuth.contract import (
     ResultItem,
     SearchRequest,
     SearchResponse,
+    SummarySentence,
     describe_validation_error,
 )
-from sleuth.errors import InvalidRequest, MissingApiKey, NoResults
+from sleuth.errors import InvalidRequest, MissingApiKey, NoResults, SearchError
 from sleuth.mapping_files import MappingFiles
+from sleuth.model_summary import summarize_with_model
 from sleuth.providers.base import HttpRequest, Provider, ProviderQuery, ProviderSettings
 from sleuth.providers.mapping import FieldMapping
 from sleuth.resilience import ladder
@@ -290,7 +292,10 @@ class Sleuth:
             results = project(top, include, len(top), settings.projection)
         with timer.stage("summarize"):
             summary = summarize(top, rewritten.terms, rewritten.language, settings.summary)
-            score = confidence(top, checked.facts, summary, rewritten.terms, settings.confidence)
+        if settings.llm_summary.enabled and top:
+            with timer.stage("model_summary"):
+                summary = await self._model_summary(req, top, summary, deadline, merged)
+        score = confidence(top, checked.facts, summary, rewritten.terms, settings.confidence)
 
         errors = merged.errors
         rescue = not results and ladder.nothing_answered(merged.reports)
@@ -329,6 +334,38 @@ class Sleuth:
         if results and settings.cache.enabled and any(p.info.remote for p in chosen):
             await self._remember(req, response)
         return response
+
+    async def _model_summary(
+        self,
+        req: SearchRequest,
+        top: list[ResultItem],
+        extractive: list[SummarySentence],
+        deadline: float,
+        merged: _Merged,
+    ) -> list[SummarySentence]:
+        """The model's grounded sentences, or the extractive summary when it fails or
+        none of its sentences is supported; what was dropped is recorded."""
+        remaining = max(0.05, deadline - time.perf_counter())
+        try:
+            answer = await summarize_with_model(
+                self.transport,
+                req.query,
+                top,
+                self.settings.llm_summary,
+                self.settings.grounding,
+                remaining,
+            )
+        except SearchError as exc:
+            merged.degradations.append(
+                Degradation(
+                    kind="model_summary_failed",
+                    provider=exc.provider,
+                    reason=f"{exc.code}: {exc.message}; the extractive summary is shown",
+                )
+            )
+            return extractive
+        merged.degradations.extend(answer.degradations)
+        return answer.sentences or extractive
 
     def _reads_cache(self, req: SearchRequest, chosen: list[Provider]) -> bool:
         """Whether a search may answer from the cache: not when the request says

@@ -22,12 +22,10 @@ _CJK_RUN = re.compile(f"[{_CJK}]+")
 _TOKEN = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+(?:[.'’-][^\W_{_CJK}]+)*)", re.UNICODE)
 # A sentence ends at Chinese 。！？ (no space needed), at ! or ? followed by space or the
 # end, and at "." followed by the end or by space and a word that does not start in
-# lower case: "3.5", "the www. prefix" and "e.g. this" do not end a sentence.
-_SENTENCE_END = re.compile(
-    r"(?<=[。！？])"
-    r"|(?<=[!?])(?=\s|$)|(?<=[!?][\"”’)\]])(?=\s|$)"
-    r"|(?<=\.)(?=\s*$|\s+[^a-z\s])|(?<=\.[\"”’)\]])(?=\s*$|\s+[^a-z\s])"
-)
+# lower case: "3.5", "the www. prefix" and "e.g. this" do not end a sentence. Closing
+# quotes and brackets after the mark stay with the sentence.
+_END_MARK = re.compile(r"[。！？!?.][\"”’)\]]*")
+_NEXT_WORD = re.compile(r"\s+(\S)?")
 
 
 def is_cjk(char: str) -> bool:
@@ -75,7 +73,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     spans = []
     start = 0
     open_start: int | None = None
-    for end in [match.start() for match in _SENTENCE_END.finditer(text)] + [len(text)]:
+    for end in [*_sentence_ends(text), len(text)]:
         piece = text[start:end]
         stripped = piece.strip()
         if stripped:
@@ -87,6 +85,22 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
                 open_start = None
         start = end
     return spans
+
+
+def _sentence_ends(text: str) -> list[int]:
+    """Where sentences end, by the rule above (a plain scan: this runs on every snippet)."""
+    ends = []
+    for mark in _END_MARK.finditer(text):
+        end = mark.end()
+        if mark.group()[0] in "。！？":
+            ends.append(end)
+            continue
+        following = _NEXT_WORD.match(text, end)
+        if end == len(text) or (following and mark.group()[0] in "!?"):
+            ends.append(end)
+        elif following and not (following.group(1) or "").islower():
+            ends.append(end)
+    return ends
 
 
 def split_sentences(text: str) -> list[str]:

@@ -21,7 +21,7 @@ import nh3
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import ResultItem
-from sleuth.text import split_sentences
+from sleuth.text import sentence_spans
 
 __all__ = ["AD_FLAG", "CleanSettings", "clean", "cut_snippet", "strip_html"]
 
@@ -34,12 +34,6 @@ _WORD_BREAK_TAG = re.compile(
     r"<\s*/?\s*(?:br|p|div|li|tr|td|th|h[1-6]|ul|ol|table|blockquote|section|article)\b[^>]*>",
     re.IGNORECASE,
 )
-# Abbreviations after which text.split_sentences wrongly ends a sentence ("e.g. a
-# tuple"). Kept deliberately short: words like "etc." or "Inc." often do end one.
-_ABBREVIATIONS = frozenset(
-    {"e.g.", "i.e.", "vs.", "cf.", "mr.", "mrs.", "ms.", "dr.", "prof.", "fig.", "approx."}
-)
-_OPENING_PUNCTUATION = "([{\"'“‘（【"
 # After a Latin marker, a dash separates only with a space before it: "Ad - shop" is
 # an ad, "Ad-free browsing" is not.
 _AD_SEPARATOR = r"\s*[·•|｜:：»]|\s+[-–—]|\s*$"
@@ -128,17 +122,8 @@ def clean(items: Sequence[ResultItem], settings: CleanSettings) -> list[ResultIt
 
 
 def _sentence_ends(text: str) -> list[int]:
-    """Offsets just past each sentence of `text`; an abbreviation does not end one."""
-    pieces = split_sentences(text)
-    ends: list[int] = []
-    position = 0
-    for index, piece in enumerate(pieces):
-        position = text.find(piece, position) + len(piece)
-        last_word = piece.rsplit(None, 1)[-1].lstrip(_OPENING_PUNCTUATION).lower()
-        if last_word in _ABBREVIATIONS and index < len(pieces) - 1:
-            continue
-        ends.append(position)
-    return ends or [len(text)]
+    """Offsets just past each sentence of `text` (an abbreviation does not end one)."""
+    return [end for _, end in sentence_spans(text)] or [len(text)]
 
 
 @lru_cache(maxsize=16)

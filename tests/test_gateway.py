@@ -407,3 +407,11 @@ async def test_plain_text_providers_keep_angle_brackets_html_ones_lose_tags(
     response = await Sleuth(settings(chain=["local", "alpha"]), cassette.transport()).search("q")
     snippets = {item.title: item.snippet for item in response.results}
     assert snippets == {"Config": text, "Web": "An HTML snippet."}
+
+
+async def test_a_domain_filter_only_local_files_could_serve_is_refused() -> None:
+    with pytest.raises(InvalidRequest, match="return no web pages") as caught:
+        await Sleuth(settings(chain=["local"]), Cassette().transport()).search(
+            {"query": "q", "domain_filter": ["python.org"]}
+        )
+    assert caught.value.field == "domain_filter"

@@ -66,7 +66,7 @@ from sleuth.stages.normalize import normalize
 from sleuth.stages.project import check_include, project
 from sleuth.stages.rank import rank
 from sleuth.stages.rewrite import Rewritten, asks_for_sources, is_time_sensitive, rewrite
-from sleuth.stages.scope import filter_domains, filter_time_range
+from sleuth.stages.scope import filter_domains, filter_time_range, refusal
 from sleuth.stages.summarize import summarize
 from sleuth.stages.trust import score_items
 from sleuth.stages.verify import confidence, date_items
@@ -238,6 +238,8 @@ class Sleuth:
             rewritten = rewrite(guarded.text, req.context, settings.rewrite)
         check_include(req.include, settings.projection)
         chosen = self._choose_providers(req)
+        if reason := refusal(req.domain_filter, [provider.info for provider in chosen]):
+            raise InvalidRequest(reason, field="domain_filter")
         backups = self._backups_for(req, chosen)
         mappings = {
             provider.name: self.mappings.for_provider(provider)

@@ -96,9 +96,11 @@ def _sentence_ends(text: str) -> list[int]:
             ends.append(end)
             continue
         following = _NEXT_WORD.match(text, end)
-        if end == len(text) or (following and mark.group()[0] in "!?"):
-            ends.append(end)
-        elif following and not (following.group(1) or "").islower():
+        # ! and ? end before any space; "." only before a word not in lower case.
+        ends_here = following is not None and (
+            mark.group()[0] in "!?" or not (following.group(1) or "").islower()
+        )
+        if end == len(text) or ends_here:
             ends.append(end)
     return ends
 

@@ -42,3 +42,14 @@ def test_time_range_keeps_dated_items_within_range() -> None:
         "c.com",
     ]
     assert len(filter_time_range(items, "any", NOW)) == 4
+
+
+def test_a_domain_filter_over_local_files_only_is_refused_with_the_reason() -> None:
+    from sleuth import providers
+    from sleuth.stages.scope import refusal
+
+    local, brave = providers.get("local").info, providers.get("brave").info
+    reason = refusal(["python.org"], [local])
+    assert reason is not None and reason.startswith("domain_filter:") and "local" in reason
+    assert refusal(["python.org"], [local, brave]) is None
+    assert refusal([], [local]) is None

@@ -160,6 +160,9 @@ class _Compiled:
     # their first character (a text is searched for those starting with one of its own).
     by_word: Mapping[str, tuple[int, ...]]
     by_substring: Mapping[str, Mapping[str, tuple[int, ...]]]
+    # Any of by_substring's first characters: finding the few a text holds is cheaper
+    # than making a set of all its characters.
+    substring_start: re.Pattern[str]
     always: tuple[int, ...]  # patterns without keywords
     cues: re.Pattern[str] | None
     lead_in: re.Pattern[str] | None
@@ -310,13 +313,18 @@ def _compile(settings: InjectionSettings) -> _Compiled:
     cues = _alternation(c for cues in settings.discussion_cues.values() for c in cues)
     lead_ins = _alternation(w for words in settings.mention_lead_ins.values() for w in words)
     zero_width = f"{tables.ZERO_WIDTH}{{{settings.min_invisible_run},}}"
+    firsts = sorted({keyword[0] for keyword in by_substring})
     return _Compiled(
         patterns=tuple(patterns),
         by_word={keyword: tuple(indexes) for keyword, indexes in by_word.items()},
         by_substring={
             first: {k: tuple(indexes) for k, indexes in by_substring.items() if k[0] == first}
-            for first in {keyword[0] for keyword in by_substring}
+            for first in firsts
         },
+        # "(?!)" never matches: there are no such keywords
+        substring_start=re.compile(
+            f"[{''.join(re.escape(first) for first in firsts)}]" if firsts else "(?!)"
+        ),
         always=tuple(always),
         cues=re.compile(cues, re.I) if cues else None,
         lead_in=re.compile(rf"(?:{lead_ins})\s*[:：,，]?\s*[\"“'‘`「『]?\s*$", re.I)
@@ -416,7 +424,7 @@ def _candidates(view: str, compiled: _Compiled) -> list[_Pattern]:
     indexes = set(compiled.always)
     for word in compiled.by_word.keys() & set(_WORD_RUN.findall(folded)):
         indexes.update(compiled.by_word[word])
-    for first in compiled.by_substring.keys() & set(folded):
+    for first in set(compiled.substring_start.findall(folded)):
         for keyword, found in compiled.by_substring[first].items():
             if keyword in folded:
                 indexes.update(found)

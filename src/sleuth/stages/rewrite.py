@@ -213,7 +213,7 @@ def rewrite(query: str, context: Sequence[str], settings: RewriteSettings) -> Re
             "query: nothing to rewrite; expected at least one visible character",
             field="query",
         )
-    lexicon = _Lexicon.build(settings)
+    lexicon = _Lexicon.of(settings)
     own, leans = _distil(text, lexicon)
     merged = [(term, False) for term in own]
     if context and (leans or len(own) <= settings.short_query_terms):
@@ -302,17 +302,36 @@ class _Lexicon:
     units: tuple[str, ...]  # longest first
 
     @classmethod
-    def build(cls, settings: RewriteSettings) -> _Lexicon:
+    def of(cls, settings: RewriteSettings) -> _Lexicon:
+        """The lexicon of `settings`' word lists, built once per distinct lists: every
+        search asks, and building it (some 300 words keyed) costs more than the rewrite."""
+        return _lexicon_of(
+            tuple(settings.filler_zh) + tuple(settings.filler_en),
+            tuple(settings.anaphora_zh) + tuple(settings.anaphora_en),
+            tuple(settings.question_words),
+            tuple((slot, tuple(words)) for slot, words in settings.slots.items()),
+            tuple(settings.units_zh),
+        )
+
+    @classmethod
+    def build(
+        cls,
+        fillers: tuple[str, ...],
+        anaphora: tuple[str, ...],
+        question_words: tuple[str, ...],
+        slots: tuple[tuple[str, tuple[str, ...]], ...],
+        units_zh: tuple[str, ...],
+    ) -> _Lexicon:
         entries: dict[str, tuple[_Kind, str | None]] = {}
         # Later lists win a tie: "呢" is both filler and a marker; "这个月" is a time.
-        for word in (*settings.filler_zh, *settings.filler_en):
+        for word in fillers:
             entries[_key(word)] = ("filler", None)
-        for word in (*settings.anaphora_zh, *settings.anaphora_en):
+        for word in anaphora:
             entries[_key(word)] = ("marker", None)
-        for word in settings.question_words:
+        for word in question_words:
             entries[_key(word)] = ("question", None)
         slot_words: list[tuple[str, str]] = []
-        for slot, words in settings.slots.items():
+        for slot, words in slots:
             for word in words:
                 entries[_key(word)] = ("slot", slot)
                 if any(is_cjk(ch) for ch in word):
@@ -321,8 +340,11 @@ class _Lexicon:
         return cls(
             entries=entries,
             cjk_slot_words=tuple(sorted(slot_words, key=lambda pair: -len(pair[0]))),
-            units=tuple(sorted(settings.units_zh, key=len, reverse=True)),
+            units=tuple(sorted(units_zh, key=len, reverse=True)),
         )
+
+
+_lexicon_of = functools.lru_cache(maxsize=16)(_Lexicon.build)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from sleuth.contract import ResultItem, TimeRange
+from sleuth.providers.base import ProviderInfo
 
 RANGE_SPAN: dict[TimeRange, timedelta | None] = {
     "any": None,
@@ -41,3 +42,18 @@ def filter_time_range(
         return list(items)
     oldest = now - span
     return [item for item in items if item.published_at is not None and item.published_at >= oldest]
+
+
+def refusal(domain_filter: Sequence[str], providers: Sequence[ProviderInfo]) -> str | None:
+    """Why no chosen provider can honour the request, or None when one can.
+
+    Emulation honours most filters after the fact; a domain filter over providers that
+    return no web pages (the local knowledge base) would silently return nothing.
+    """
+    if domain_filter and not any(info.remote for info in providers):
+        names = ", ".join(info.name for info in providers)
+        return (
+            f"domain_filter: {names} return no web pages, so no result can come from "
+            f"{', '.join(domain_filter)}; add a web provider or drop domain_filter"
+        )
+    return None

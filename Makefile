@@ -4,8 +4,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# make run keeps its index inside the project, not in the user's data folder.
+# make run keeps its index and its state (cache, breakers) inside the project,
+# not in the user's data folder.
 export SLEUTH_KB__PATH ?= $(CURDIR)/.sleuth/kb.sqlite
+export SLEUTH_STORE__PATH ?= $(CURDIR)/.sleuth/state.sqlite
 
 .PHONY: install run test lint typecheck check bench record clean
 

@@ -33,10 +33,11 @@ def is_cjk(char: str) -> bool:
 
 
 def language_of(text: str) -> str:
-    """'zh' when Chinese characters make up a fair share of the letters, else 'en'."""
+    """'zh' when Chinese makes up a fair share of the letters (product names are often
+    Latin: "iPhone 16 价格" is a Chinese query), else 'en'."""
     cjk = sum(len(run) for run in _CJK_RUN.findall(text))
     letters = sum(1 for ch in text if ch.isalpha())
-    return "zh" if letters and cjk / letters >= 0.3 else "en"
+    return "zh" if cjk >= 2 and cjk / letters >= 0.2 else "en"
 
 
 @lru_cache(maxsize=8192)

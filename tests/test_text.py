@@ -1,0 +1,39 @@
+"""Language helpers: tokens and sentence ends, Chinese and English."""
+
+import pytest
+
+from sleuth.text import language_of, sentence_spans, split_sentences, tokens
+
+
+def test_tokens_split_latin_words_and_chinese_bigrams() -> None:
+    assert tokens("Python3.12发布 说明") == ("python3.12", "发布", "说明")
+    assert tokens("iPhone 16 售价") == ("iphone", "16", "售价")
+    assert tokens("don't stop, covid-19!") == ("don't", "stop", "covid-19")
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        ("第一句。第二句！第三句？", ["第一句。", "第二句！", "第三句？"]),
+        ("Version 3.5 is out. It is faster.", ["Version 3.5 is out.", "It is faster."]),
+        (
+            "Strip the www. prefix first. Then compare.",
+            ["Strip the www. prefix first.", "Then compare."],
+        ),
+        ("Use a tuple, e.g. a pair. Done!", ["Use a tuple, e.g. a pair.", "Done!"]),
+        ("Ask Dr. Smith. He knows.", ["Ask Dr. Smith.", "He knows."]),
+        ("他说：“好的。”然后走了。", ["他说：“好的。”", "然后走了。"]),
+        ("No end mark here", ["No end mark here"]),
+        ("   ", []),
+    ],
+)
+def test_sentences_end_where_a_reader_would_end_them(text: str, sentences: list[str]) -> None:
+    assert split_sentences(text) == sentences
+    assert [text[a:b] for a, b in sentence_spans(text)] == sentences
+
+
+def test_language_of_a_mixed_query() -> None:
+    assert language_of("北京明天天气 weather") == "zh"
+    assert language_of("what's new in python 3.13") == "en"
+    assert language_of("iPhone 16 价格") == "zh"  # a Chinese query about a Latin-named product
+    assert language_of("the word 你好 means hello in Chinese") == "en"

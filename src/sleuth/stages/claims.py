@@ -7,7 +7,8 @@ claims are about the same thing (`subject_key`) and `score_claims`, which measur
 extraction on a labelled set. It reads text only (snippets and titles); it does no
 I/O, reads no clock and knows nothing of domains or agreement, which
 `sleuth.stages.facts` owns. The default tables (units, currencies, multipliers, word
-lists) live in `sleuth.stages.claim_units`; each is a setting.
+lists) live in `sleuth.stages.claim_units`; each is a setting. The search for each
+claim's subject words lives in `sleuth.stages.claim_subjects`.
 
 Supported forms (see `ClaimSettings` for the full tables):
 
@@ -53,15 +54,25 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from sleuth.contract import ResultItem
 from sleuth.stages import claim_units as tables
+from sleuth.stages.claim_subjects import (
+    _attribute_of,
+    _Found,
+    _lower,
+    _term_matcher,
+    _terms_key,
+    _title_terms,
+    _trie,
+    _word_pattern,
+)
 
 __all__ = [
     "Claim",
@@ -72,7 +83,6 @@ __all__ = [
     "subject_key",
 ]
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CN_DIGITS = dict(
     zip("零〇一二两三四五六七八九", (0, 0, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9), strict=True)
 )
@@ -104,67 +114,7 @@ _RANGE_BEFORE = re.compile(
 _RANGE_AFTER = re.compile(rf"{_RANGE_LINK}\d")
 # "¥ 5 999": digits grouped by spaces are not read (is it 5 or 5999?).
 _SPACE_GROUPED = re.compile(r"[ \u00a0\u202f]\d{3}(?!\d)")
-# Sentence ends (。！？!? and a dot before a space) and clause breaks (，,；;：: and
-# brackets, a spaced dash, while/but/而/但). Each pattern starts with a character class,
-# so the regex engine skips ahead to where one can start.
-_SENTENCE_END = re.compile(r"[。！？!?\n.](?:(?<=\.)(?=\s|$)|(?<!\.))")
-_CLAUSE_BREAK = re.compile(
-    r"[，,；;：:、|（）()【】\[\]\s而但]"
-    r"(?:(?<=\s)(?:[-–—]|while|whereas|but|although)\s|(?<=[^\s])[，,；;：:、|（）()【】\[\]]*)"
-)
 _DIGIT = re.compile(r"\d")
-_CONTENT_WORD = re.compile(rf"[A-Za-z][A-Za-z'’-]+|[{_CJK}]+")
-
-
-def _trie(words: Mapping[str, str], *, lead: Mapping[str, str] | None = None) -> str:
-    """Words (each with a regex that must follow it) as one prefix-shared alternation.
-
-    Sharing prefixes makes a miss cost a few character tests instead of one test per
-    word; longer words are tried first, so "万亿" wins over "万" and "kWh" over "kW".
-    `lead` maps a first character to a check placed right after it (a look-behind
-    of width two, so the alternation still starts with plain characters, which lets
-    the regex engine skip ahead to where a word can start).
-
-    >>> _trie({"GB": "", "GHz": "", "G": "(?!x)"})
-    'G(?:B|Hz|(?!x))'
-    """
-    root: dict[str, Any] = {}
-    for word, tail in words.items():
-        node = root
-        for char in word:
-            node = node.setdefault(char, {})
-        node[""] = tail
-
-    def build(node: dict[str, Any], checks: Mapping[str, str]) -> str:
-        branches = [
-            (r"\s" if char == " " else re.escape(char)) + checks.get(char, "") + build(child, {})
-            for char, child in sorted(node.items())
-            if char
-        ]
-        if "" in node:
-            branches.append(node[""])
-        if len(branches) == 1:
-            return branches[0]
-        return "(?:" + "|".join(branches) + ")"
-
-    return build(root, lead or {}) if root else "(?!)"
-
-
-#: After the first character of a word: a letter must not follow a letter or digit,
-#: a digit must not follow a digit or a dot ("16" is not found in "2016" or "3.16").
-_WORD_START = {
-    **dict.fromkeys("abcdefghijklmnopqrstuvwxyz", "(?<![a-z0-9].)"),
-    **dict.fromkeys("0123456789", "(?<![0-9.].)"),
-}
-
-
-def _lower(text: str) -> str:
-    """Lower-cased text of the same length (a character whose lower case is longer,
-    such as "İ", is left as it is), so offsets stay valid."""
-    lowered = text.lower()
-    if len(lowered) == len(text):
-        return lowered
-    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
 
 
 def _tails(words: Iterable[str], false_friends: Mapping[str, str]) -> dict[str, str]:
@@ -182,20 +132,6 @@ def _tails(words: Iterable[str], false_friends: Mapping[str, str]) -> dict[str, 
 def _either(folded: Mapping[str, str], exact: Mapping[str, str]) -> str:
     """Case-insensitive words (given lower-cased) first, then case-sensitive ones."""
     return f"(?:(?i:{_trie(folded)})|{_trie(exact)})"
-
-
-def _word_pattern(words: Iterable[str]) -> re.Pattern[str]:
-    """Lower-cased words as one pattern over lower-cased text; Latin words whole only.
-
-    >>> _word_pattern(["off", "直降"]).findall("save $100 off today, 直降 500 元, offline")
-    ['off', '直降']
-    """
-    tails = {
-        word.lower(): "(?![a-z0-9])" if word[-1].isascii() and word[-1].isalnum() else ""
-        for word in words
-        if word
-    }
-    return re.compile(_trie(tails, lead=_WORD_START))
 
 
 class ClaimSettings(BaseModel):
@@ -582,174 +518,7 @@ def _chinese(written: str) -> float | None:
 
 
 # ---------------------------------------------------------------------------
-# Subject words
-
-
-def _terms_key(query_terms: Sequence[str]) -> tuple[str, ...]:
-    seen: dict[str, None] = {}
-    for term in query_terms:
-        word = " ".join(term.lower().split())
-        if any(char.isalnum() for char in word):
-            seen.setdefault(word, None)
-    return tuple(seen)
-
-
-@lru_cache(maxsize=256)
-def _term_matcher(terms: tuple[str, ...]) -> re.Pattern[str] | None:
-    """Query terms (lower-cased) as one pattern over lower-cased text: "16" is not found
-    in "2016" or "16.1"; "iphone" and "16" are both found in "iphone16"."""
-    if not terms:
-        return None
-    tails = {}
-    for term in terms:
-        tail = ""
-        if term[-1].isascii() and term[-1].isalpha():
-            tail = "(?![a-z])"
-        elif term[-1].isdigit():
-            tail = r"(?![0-9]|\.[0-9])"
-        tails[term] = tail
-    return re.compile(_trie(tails, lead=_WORD_START))
-
-
-class _Found:
-    """Where, in one masked snippet, the sentence ends, clause breaks (claims included),
-    query terms, variant words and change words are: found once, used for each claim."""
-
-    __slots__ = ("breaks", "changes", "claim_break", "ends", "starts", "terms", "text", "variants")
-
-    def __init__(
-        self,
-        masked: str,
-        claims: list[tuple[int, int]],
-        matcher: re.Pattern[str] | None,
-        compiled: _Compiled,
-    ) -> None:
-        self.text = masked
-        self.starts = [end.end() for end in _SENTENCE_END.finditer(masked)]
-        self.ends = [start - 1 for start in self.starts]
-        self.breaks = sorted([*(m.span() for m in _CLAUSE_BREAK.finditer(masked)), *claims])
-        self.claim_break = {span[0]: n for n, span in enumerate(self.breaks)}
-        lowered = _lower(masked)
-        self.terms = _hits(matcher, lowered)
-        self.variants = _hits(compiled.variants, lowered) if self.terms else []
-        self.changes = _hits(compiled.changes, lowered)
-
-
-def _hits(pattern: re.Pattern[str] | None, text: str) -> list[tuple[int, int, str]]:
-    if pattern is None:
-        return []
-    return [(m.start(), m.end(), " ".join(m.group().split())) for m in pattern.finditer(text)]
-
-
-def _within(hits: list[tuple[int, int, str]], start: int, end: int) -> list[str]:
-    """The words of the hits lying inside [start, end); a snippet has few, so a plain
-    scan beats a binary search."""
-    words = []
-    for hit_start, hit_end, word in hits:
-        if hit_start >= end:
-            break
-        if hit_start >= start and hit_end <= end:
-            words.append(word)
-    return words
-
-
-def _title_terms(
-    title: str, terms: tuple[str, ...], matcher: re.Pattern[str] | None, compiled: _Compiled
-) -> list[str]:
-    """Query terms and variant words in the title, for claims with none nearby."""
-    if not title or matcher is None:
-        return []
-    hits = {word for _, _, word in _hits(matcher, title)}
-    words = [term for term in terms if term in hits]
-    if words:
-        for _, _, variant in _hits(compiled.variants, title):
-            if variant not in words:
-                words.append(variant)
-    return words
-
-
-def _attribute_of(
-    raw: _Raw,
-    found: _Found,
-    order: dict[str, int],
-    in_title: Callable[[], list[str]],
-    compiled: _Compiled,
-) -> tuple[str, bool]:
-    """The subject words of one claim, and whether they are query terms."""
-    start, end = raw.start, raw.end
-    low = max(0, start - compiled.window)
-    high = min(len(found.text), end + compiled.window)
-    for sentence_start in found.starts:  # never across a sentence end
-        if sentence_start > start:
-            break
-        low = max(low, sentence_start)
-    for sentence_end in found.ends:
-        if sentence_end >= end:
-            high = min(high, sentence_end)
-            break
-    # the claim is a clause break of its own; the clauses on either side are its own
-    breaks = found.breaks
-    k = found.claim_break[start]
-    own_start = max(low, breaks[k - 1][1] if k else 0)
-    own_end = min(high, breaks[k + 1][0] if k + 1 < len(breaks) else high)
-    change = _change_word(found.changes, own_start, start, end, own_end) if found.changes else None
-    extra = [change] if change else []
-    if found.terms:
-        # the claim's own clause first, then earlier clauses of the sentence, nearest first
-        hits = _within(found.terms, own_start, own_end)
-        region = (own_start, own_end)
-        while not hits and k > 0 and breaks[k - 1][0] > low:
-            k -= 1
-            region = (max(low, breaks[k - 1][1] if k else 0), breaks[k][0])
-            hits = _within(found.terms, *region)
-        if hits:
-            words = sorted(set(hits), key=order.__getitem__)
-            for variant in _within(found.variants, *region):
-                if variant not in words:
-                    words.append(variant)
-            return " ".join(words + extra), True
-    if title_words := in_title():  # read from the title only when a claim needs it
-        return " ".join(title_words + extra), True
-    nearby = _nearby_words(found.text[own_start:start], found.text[end:own_end], compiled)
-    return " ".join(nearby + [word for word in extra if word not in "".join(nearby)]), False
-
-
-def _change_word(
-    changes: list[tuple[int, int, str]], own_start: int, start: int, end: int, own_end: int
-) -> str | None:
-    """A change word in the 12 characters before the number, else in the 12 after it,
-    within its clause ("直降 1000 元", "$100 off")."""
-    before = _within(changes, max(own_start, start - 12), start)
-    if before:
-        return before[-1]
-    after = _within(changes, end, min(own_end, end + 12))
-    return after[0] if after else None
-
-
-def _nearby_words(left: str, right: str, compiled: _Compiled) -> list[str]:
-    """Up to two content words next to the number: before it, else after it. A Chinese
-    run counts as one word (its last four characters before, first four after)."""
-    for text, before in ((left, True), (right, False)):
-        words = []
-        for match in _CONTENT_WORD.finditer(text):
-            word = match.group()
-            if word[0].isascii():
-                word = word.lower()
-                words.append("" if word in compiled.stopwords else word)
-            else:
-                word = word.strip(tables.FALLBACK_TRIM)
-                words.append(word[-4:] if before else word[:4])
-        picked: list[str] = []
-        for word in reversed(words) if before else words:
-            if word:
-                picked.append(word)
-                if len(picked) == 2 or not word.isascii():
-                    break
-            elif picked:
-                break
-        if picked:
-            return picked[::-1] if before else picked
-    return []
+# Subject words (found by `sleuth.stages.claim_subjects`)
 
 
 def subject_key(claim: Claim, settings: ClaimSettings) -> str:

@@ -10,10 +10,9 @@ API is reported to send in practice.
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers import body_loader, cassette_entries, data_dir, parser, query_maker, raised
 from pytest_httpserver import HTTPServer
 
 from sleuth.contract import TimeRange
@@ -27,39 +26,16 @@ from sleuth.errors import (
 )
 from sleuth.mapping_files import builtin_mapping
 from sleuth.providers import brave
-from sleuth.providers.base import ProviderQuery, ProviderSettings, RawHit
+from sleuth.providers.base import ProviderSettings
 from sleuth.transport import HttpTransport
 
 MAPPING = builtin_mapping("brave")
-DATA = Path(__file__).parent.parent / "data" / "brave"
+DATA = data_dir("brave")
+load = body_loader(DATA)
+parse = parser(brave, MAPPING)
 KEY = "BSA-test-key-0123456789"
 SETTINGS = ProviderSettings(base_url="https://api.search.brave.com/res/v1/web/search", api_key=KEY)
-
-
-def parse(status: int, headers: dict[str, str], body: Any) -> list[RawHit]:
-    return brave.parse_response(status, headers, body, MAPPING)
-
-
-def load(name: str) -> Any:
-    return json.loads((DATA / name).read_text(encoding="utf-8"))
-
-
-def query(
-    text: str = "python 3.13 release notes",
-    *,
-    language: str = "en",
-    max_results: int = 5,
-    time_range: TimeRange = "any",
-    domains: tuple[str, ...] = (),
-) -> ProviderQuery:
-    return ProviderQuery(
-        text=text,
-        original=text,
-        max_results=max_results,
-        language=language,
-        time_range=time_range,
-        domain_filter=domains,
-    )
+query = query_maker("python 3.13 release notes")
 
 
 # --- build_request ---------------------------------------------------------------------
@@ -131,20 +107,20 @@ def test_unknown_language_is_left_to_brave() -> None:
 
 
 def test_one_domain_becomes_a_site_operator() -> None:
-    request = brave.build_request(query("free threading", domains=("python.org",)), SETTINGS)
+    request = brave.build_request(query("free threading", domain_filter=("python.org",)), SETTINGS)
     assert request.params["q"] == "free threading site:python.org"
 
 
 def test_several_domains_become_or_ed_site_operators() -> None:
     request = brave.build_request(
-        query("free threading", domains=("docs.python.org", "peps.python.org")), SETTINGS
+        query("free threading", domain_filter=("docs.python.org", "peps.python.org")), SETTINGS
     )
     assert request.params["q"] == "free threading (site:docs.python.org OR site:peps.python.org)"
 
 
 def test_keywords_are_shortened_to_keep_operators_within_the_limits() -> None:
     long_text = " ".join(f"word{i}" for i in range(60))
-    request = brave.build_request(query(long_text, domains=("python.org",)), SETTINGS)
+    request = brave.build_request(query(long_text, domain_filter=("python.org",)), SETTINGS)
     q = request.params["q"]
     assert q.endswith(" site:python.org")
     assert len(q.split()) <= brave.MAX_QUERY_WORDS
@@ -155,7 +131,7 @@ def test_keywords_are_shortened_to_keep_operators_within_the_limits() -> None:
 def test_too_many_domains_for_one_query_is_rejected() -> None:
     domains = tuple(f"site{i}.example.org" for i in range(30))
     with pytest.raises(ProviderRejected, match="400-character"):
-        brave.build_request(query("python", domains=domains), SETTINGS)
+        brave.build_request(query("python", domain_filter=domains), SETTINGS)
 
 
 def test_options_are_passed_through() -> None:
@@ -338,17 +314,15 @@ def test_validation_error_is_rejected() -> None:
 
 @pytest.mark.parametrize("status", [401, 403])
 def test_plain_auth_statuses_are_auth_failed(status: int) -> None:
-    with pytest.raises(AuthFailed) as caught:
-        parse(status, {}, "Unauthorized")
-    assert caught.value.http_status == status
+    error = raised(AuthFailed, parse, status, {}, "Unauthorized")
+    assert error.http_status == status
 
 
 def test_http_429_carries_retry_after() -> None:
-    with pytest.raises(RateLimited) as caught:
-        parse(429, {"Retry-After": "30"}, load("error_rate_limited.json"))
-    assert caught.value.retry_after_s == 30.0
-    assert caught.value.http_status == 429
-    assert "RATE_LIMITED" in caught.value.message
+    error = raised(RateLimited, parse, 429, {"Retry-After": "30"}, load("error_rate_limited.json"))
+    assert error.retry_after_s == 30.0
+    assert error.http_status == 429
+    assert "RATE_LIMITED" in error.message
 
 
 def test_429_without_retry_after_waits_for_the_spent_window() -> None:
@@ -357,9 +331,8 @@ def test_429_without_retry_after_waits_for_the_spent_window() -> None:
         "x-ratelimit-remaining": "0, 1000",
         "x-ratelimit-reset": "1, 1419704",
     }
-    with pytest.raises(RateLimited) as caught:
-        parse(429, headers, load("error_rate_limited.json"))
-    assert caught.value.retry_after_s == 1.0
+    error = raised(RateLimited, parse, 429, headers, load("error_rate_limited.json"))
+    assert error.retry_after_s == 1.0
 
 
 def test_spent_monthly_quota_waits_for_the_month() -> None:
@@ -374,15 +347,13 @@ def test_spent_monthly_quota_waits_for_the_month() -> None:
 
 
 def test_429_with_a_text_body_is_still_rate_limited() -> None:
-    with pytest.raises(RateLimited) as caught:
-        parse(429, {"x-ratelimit-reset": "1, 86400"}, "Too Many Requests")
-    assert caught.value.retry_after_s == 1.0
+    error = raised(RateLimited, parse, 429, {"x-ratelimit-reset": "1, 86400"}, "Too Many Requests")
+    assert error.retry_after_s == 1.0
 
 
 def test_http_500_is_bad_response() -> None:
-    with pytest.raises(BadResponse) as caught:
-        parse(500, {}, "Internal Server Error")
-    assert caught.value.http_status == 500
+    error = raised(BadResponse, parse, 500, {}, "Internal Server Error")
+    assert error.http_status == 500
 
 
 @pytest.mark.parametrize("status", [502, 503])
@@ -400,9 +371,8 @@ def test_html_page_with_status_200_is_bad_response() -> None:
 
 
 def test_error_body_with_status_200_is_mapped_by_code() -> None:
-    with pytest.raises(AuthFailed) as caught:
-        parse(200, {}, load("error_token_invalid.json"))
-    assert caught.value.http_status == 422
+    error = raised(AuthFailed, parse, 200, {}, load("error_token_invalid.json"))
+    assert error.http_status == 422
 
 
 def test_results_that_are_not_a_list_are_bad_response() -> None:
@@ -419,7 +389,7 @@ def test_json_of_another_shape_is_bad_response() -> None:
 
 
 async def test_request_and_parse_against_a_local_server(
-    httpserver: HTTPServer, tmp_path: Path
+    httpserver: HTTPServer, http_transport: HttpTransport
 ) -> None:
     httpserver.expect_request(
         "/res/v1/web/search",
@@ -443,11 +413,7 @@ async def test_request_and_parse_against_a_local_server(
         query("what's new in python 3.13", max_results=10, time_range="past_year"), settings
     )
 
-    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite")
-    try:
-        response = await transport.send("brave", "what's new in python 3.13", request, 3.0)
-    finally:
-        await transport.aclose()
+    response = await http_transport.send("brave", "what's new in python 3.13", request, 3.0)
 
     hits = brave.parse_response(response.status, response.headers, response.body, MAPPING)
     assert response.status == 200
@@ -458,8 +424,7 @@ async def test_request_and_parse_against_a_local_server(
 
 
 def test_cassette_line_replays_the_documented_body() -> None:
-    (line,) = (DATA / "cassette.jsonl").read_text(encoding="utf-8").splitlines()
-    entry = json.loads(line)
+    (entry,) = cassette_entries(DATA / "cassette.jsonl")
     assert (entry["provider"], entry["query"], entry["status"]) == (
         "brave",
         "what's new in python 3.13",

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import ast
 import inspect
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers import body_loader, data_dir, parser, query_maker, raised
 
 from sleuth.contract import TimeRange
 from sleuth.errors import (
@@ -28,38 +27,15 @@ from sleuth.errors import (
 )
 from sleuth.mapping_files import builtin_mapping
 from sleuth.providers import duckduckgo
-from sleuth.providers.base import ProviderQuery, ProviderSettings, RawHit
+from sleuth.providers.base import ProviderSettings
 from sleuth.transport import ReplayTransport
 
 MAPPING = builtin_mapping("duckduckgo")
-DATA = Path(__file__).parent.parent / "data" / "duckduckgo"
+DATA = data_dir("duckduckgo")
+load = body_loader(DATA)
+parse = parser(duckduckgo, MAPPING)
 SETTINGS = ProviderSettings(base_url="")
-
-
-def parse(status: int, headers: dict[str, str], body: Any) -> list[RawHit]:
-    return duckduckgo.parse_response(status, headers, body, MAPPING)
-
-
-def load(name: str) -> Any:
-    return json.loads((DATA / name).read_text(encoding="utf-8"))
-
-
-def query(
-    text: str = "python 3.13 release notes",
-    *,
-    language: str = "en",
-    max_results: int = 5,
-    time_range: TimeRange = "any",
-    domains: tuple[str, ...] = (),
-) -> ProviderQuery:
-    return ProviderQuery(
-        text=text,
-        original=text,
-        max_results=max_results,
-        language=language,
-        time_range=time_range,
-        domain_filter=domains,
-    )
+query = query_maker("python 3.13 release notes")
 
 
 # --- build_request ---------------------------------------------------------------------
@@ -107,14 +83,14 @@ def test_time_range_any_omits_timelimit() -> None:
 
 def test_one_domain_becomes_a_site_operator() -> None:
     request = duckduckgo.build_request(
-        query("asyncio taskgroup", domains=("python.org",)), SETTINGS
+        query("asyncio taskgroup", domain_filter=("python.org",)), SETTINGS
     )
     assert request.params["q"] == "asyncio taskgroup site:python.org"
 
 
 def test_several_domains_are_or_ed() -> None:
     request = duckduckgo.build_request(
-        query("asyncio taskgroup", domains=("python.org", "realpython.com")), SETTINGS
+        query("asyncio taskgroup", domain_filter=("python.org", "realpython.com")), SETTINGS
     )
     assert request.params["q"] == "asyncio taskgroup site:python.org OR site:realpython.com"
 
@@ -307,35 +283,30 @@ async def test_cassette_replays_through_the_transport() -> None:
 
 
 def test_http_401_is_auth_failed() -> None:
-    with pytest.raises(AuthFailed) as caught:
-        parse(401, {}, "Unauthorized")
-    assert caught.value.http_status == 401
+    error = raised(AuthFailed, parse, 401, {}, "Unauthorized")
+    assert error.http_status == 401
 
 
 def test_http_403_is_auth_failed() -> None:
-    with pytest.raises(AuthFailed) as caught:
-        parse(403, {}, "<html><title>403 Forbidden</title></html>")
-    assert caught.value.http_status == 403
+    error = raised(AuthFailed, parse, 403, {}, "<html><title>403 Forbidden</title></html>")
+    assert error.http_status == 403
 
 
 def test_http_429_carries_retry_after() -> None:
-    with pytest.raises(RateLimited) as caught:
-        parse(429, {"retry-after": "30"}, "Too Many Requests")
-    assert caught.value.retry_after_s == 30.0
-    assert caught.value.http_status == 429
+    error = raised(RateLimited, parse, 429, {"retry-after": "30"}, "Too Many Requests")
+    assert error.retry_after_s == 30.0
+    assert error.http_status == 429
 
 
 def test_http_500_is_bad_response() -> None:
-    with pytest.raises(BadResponse) as caught:
-        parse(500, {}, "Internal Server Error")
-    assert caught.value.http_status == 500
+    error = raised(BadResponse, parse, 500, {}, "Internal Server Error")
+    assert error.http_status == 500
 
 
 def test_http_503_is_unavailable() -> None:
-    with pytest.raises(ProviderUnavailable) as caught:
-        parse(503, {}, "<html>Service Unavailable</html>")
-    assert caught.value.http_status == 503
-    assert caught.value.category == "recoverable"
+    error = raised(ProviderUnavailable, parse, 503, {}, "<html>Service Unavailable</html>")
+    assert error.http_status == 503
+    assert error.category == "recoverable"
 
 
 def test_http_400_is_rejected() -> None:

@@ -9,10 +9,9 @@ from the live API.
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers import body_loader, cassette_entries, data_dir, parser, query_maker, raised
 from pytest_httpserver import HTTPServer
 
 from sleuth.contract import TimeRange
@@ -27,42 +26,19 @@ from sleuth.errors import (
 )
 from sleuth.mapping_files import builtin_mapping
 from sleuth.providers import exa
-from sleuth.providers.base import ProviderQuery, ProviderSettings, RawHit
+from sleuth.providers.base import ProviderSettings
 from sleuth.transport import HttpTransport, ReplayTransport
 
 MAPPING = builtin_mapping("exa")
-DATA = Path(__file__).parent.parent / "data" / "exa"
+DATA = data_dir("exa")
+load = body_loader(DATA)
+parse = parser(exa, MAPPING)
 KEY = "exa-test-key-0123456789"
 URL = "https://api.exa.ai/search"
 NOW = "2025-03-01T12:00:00+00:00"
 SETTINGS = ProviderSettings(base_url=URL, api_key=KEY, options={"now": NOW})
 QUERY = "what's new in python 3.13"
-
-
-def parse(status: int, headers: dict[str, str], body: Any) -> list[RawHit]:
-    return exa.parse_response(status, headers, body, MAPPING)
-
-
-def load(name: str) -> Any:
-    return json.loads((DATA / name).read_text(encoding="utf-8"))
-
-
-def query(
-    text: str = QUERY,
-    *,
-    max_results: int = 5,
-    language: str = "en",
-    time_range: TimeRange = "any",
-    domain_filter: tuple[str, ...] = (),
-) -> ProviderQuery:
-    return ProviderQuery(
-        text=text,
-        original=text,
-        max_results=max_results,
-        language=language,
-        time_range=time_range,
-        domain_filter=domain_filter,
-    )
+query = query_maker(QUERY)
 
 
 # --- build_request ---------------------------------------------------------------------
@@ -302,8 +278,7 @@ def test_non_object_entries_are_skipped() -> None:
 
 
 def test_cassette_replays_the_documented_body() -> None:
-    (line,) = (DATA / "cassette.jsonl").read_text(encoding="utf-8").splitlines()
-    entry = json.loads(line)
+    (entry,) = cassette_entries(DATA / "cassette.jsonl")
     assert entry["provider"] == "exa"
     assert entry["query"] == QUERY
     assert entry["body"] == load("search_ok.json")
@@ -322,12 +297,11 @@ async def test_cassette_answers_through_the_replay_transport() -> None:
 
 
 def test_http_401_is_auth_failed() -> None:
-    with pytest.raises(AuthFailed) as caught:
-        parse(401, {}, load("error_401.json"))
-    assert caught.value.http_status == 401
-    assert "INVALID_API_KEY" in caught.value.message
-    assert "Invalid API key" in caught.value.message
-    assert "f2a4c6e8b0d2f4a6c8e0b2d4f6a8c0e2" in caught.value.message  # for support
+    error = raised(AuthFailed, parse, 401, {}, load("error_401.json"))
+    assert error.http_status == 401
+    assert "INVALID_API_KEY" in error.message
+    assert "Invalid API key" in error.message
+    assert "f2a4c6e8b0d2f4a6c8e0b2d4f6a8c0e2" in error.message  # for support
 
 
 def test_http_401_without_the_envelope_is_auth_failed() -> None:
@@ -336,12 +310,11 @@ def test_http_401_without_the_envelope_is_auth_failed() -> None:
 
 
 def test_http_402_out_of_credits_is_rejected_not_retried() -> None:
-    with pytest.raises(ProviderRejected) as caught:
-        parse(402, {}, load("error_402.json"))
-    assert caught.value.category == "non_recoverable"
-    assert caught.value.http_status == 402
-    assert "NO_MORE_CREDITS" in caught.value.message
-    assert "budget" in caught.value.message
+    error = raised(ProviderRejected, parse, 402, {}, load("error_402.json"))
+    assert error.category == "non_recoverable"
+    assert error.http_status == 402
+    assert "NO_MORE_CREDITS" in error.message
+    assert "budget" in error.message
 
 
 @pytest.mark.parametrize("tag", ["API_KEY_BUDGET_EXCEEDED", "TEAM_BUDGET_EXCEEDED"])
@@ -363,20 +336,17 @@ def test_http_403_prohibited_content_is_a_refused_query_not_a_bad_key() -> None:
 
 
 def test_http_429_carries_retry_after() -> None:
-    with pytest.raises(RateLimited) as caught:
-        parse(429, {"retry-after": "2"}, load("error_429.json"))
-    assert caught.value.retry_after_s == 2.0
-    assert caught.value.http_status == 429
-    assert "RATE_LIMIT_EXCEEDED" in caught.value.message
+    error = raised(RateLimited, parse, 429, {"retry-after": "2"}, load("error_429.json"))
+    assert error.retry_after_s == 2.0
+    assert error.http_status == 429
+    assert "RATE_LIMIT_EXCEEDED" in error.message
 
 
 def test_http_429_without_envelope_or_retry_after() -> None:
-    with pytest.raises(RateLimited) as caught:
-        parse(429, {"Retry-After": "7"}, "Too Many Requests")
-    assert caught.value.retry_after_s == 7.0
-    with pytest.raises(RateLimited) as caught:
-        parse(429, {}, load("error_429.json"))
-    assert caught.value.retry_after_s is None
+    error = raised(RateLimited, parse, 429, {"Retry-After": "7"}, "Too Many Requests")
+    assert error.retry_after_s == 7.0
+    error = raised(RateLimited, parse, 429, {}, load("error_429.json"))
+    assert error.retry_after_s is None
 
 
 def test_http_400_is_rejected_with_exas_message() -> None:
@@ -387,23 +357,20 @@ def test_http_400_is_rejected_with_exas_message() -> None:
 
 
 def test_http_500_with_exas_envelope_is_unavailable() -> None:
-    with pytest.raises(ProviderUnavailable) as caught:
-        parse(500, {}, load("error_500.json"))
-    assert caught.value.category == "recoverable"
-    assert "DEFAULT_ERROR" in caught.value.message
+    error = raised(ProviderUnavailable, parse, 500, {}, load("error_500.json"))
+    assert error.category == "recoverable"
+    assert "DEFAULT_ERROR" in error.message
 
 
 def test_http_500_without_the_envelope_is_bad_response() -> None:
-    with pytest.raises(BadResponse) as caught:
-        parse(500, {}, "<html><body>Internal Server Error</body></html>")
-    assert caught.value.http_status == 500
+    error = raised(BadResponse, parse, 500, {}, "<html><body>Internal Server Error</body></html>")
+    assert error.http_status == 500
 
 
 @pytest.mark.parametrize("status", [502, 503, 504])
 def test_gateway_errors_are_unavailable(status: int) -> None:
-    with pytest.raises(ProviderUnavailable) as caught:
-        parse(status, {}, "<html>Service Unavailable</html>")
-    assert caught.value.http_status == status
+    error = raised(ProviderUnavailable, parse, status, {}, "<html>Service Unavailable</html>")
+    assert error.http_status == status
 
 
 def test_http_503_with_envelope_is_unavailable() -> None:
@@ -432,7 +399,7 @@ def test_object_without_results_is_bad_response() -> None:
 
 
 async def test_request_and_parse_against_a_local_server(
-    httpserver: HTTPServer, tmp_path: Path
+    httpserver: HTTPServer, http_transport: HttpTransport
 ) -> None:
     settings = ProviderSettings(
         base_url=httpserver.url_for("/search"), api_key=KEY, options={"now": NOW}
@@ -454,11 +421,7 @@ async def test_request_and_parse_against_a_local_server(
             "startPublishedDate": "2024-02-29T12:00:00.000Z",
         },
     ).respond_with_json(load("search_ok.json"))
-    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite")
-    try:
-        response = await transport.send("exa", QUERY, request, 3.0)
-    finally:
-        await transport.aclose()
+    response = await http_transport.send("exa", QUERY, request, 3.0)
 
     hits = parse(response.status, response.headers, response.body)
     assert response.status == 200
@@ -466,16 +429,13 @@ async def test_request_and_parse_against_a_local_server(
     assert hits[0].published_at == "2024-10-07T00:00:00.000Z"
 
 
-async def test_error_envelope_over_http(httpserver: HTTPServer, tmp_path: Path) -> None:
+async def test_error_envelope_over_http(
+    httpserver: HTTPServer, http_transport: HttpTransport
+) -> None:
     settings = ProviderSettings(base_url=httpserver.url_for("/search"), api_key=KEY)
     httpserver.expect_request("/search", method="POST").respond_with_json(
         load("error_429.json"), status=429, headers={"Retry-After": "3"}
     )
-    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite")
-    try:
-        response = await transport.send("exa", QUERY, exa.build_request(query(), settings), 3.0)
-    finally:
-        await transport.aclose()
-    with pytest.raises(RateLimited) as caught:
-        parse(response.status, response.headers, response.body)
-    assert caught.value.retry_after_s == 3.0
+    response = await http_transport.send("exa", QUERY, exa.build_request(query(), settings), 3.0)
+    error = raised(RateLimited, parse, response.status, response.headers, response.body)
+    assert error.retry_after_s == 3.0

@@ -7,11 +7,10 @@ values; error bodies follow the ones the API is seen to send for each reason.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers import body_loader, cassette_entries, data_dir, parser, query_maker, raised
 from pytest_httpserver import HTTPServer
 
 from sleuth.contract import TimeRange
@@ -26,42 +25,19 @@ from sleuth.errors import (
 )
 from sleuth.mapping_files import builtin_mapping
 from sleuth.providers import google
-from sleuth.providers.base import ProviderQuery, ProviderSettings, RawHit
+from sleuth.providers.base import ProviderSettings
 from sleuth.transport import HttpTransport, RecordingTransport, ReplayTransport
 
 MAPPING = builtin_mapping("google")
-DATA = Path(__file__).parent.parent / "data" / "google"
+DATA = data_dir("google")
+load = body_loader(DATA)
+parse = parser(google, MAPPING)
 KEY = "AIzaSyD-test-key-0123456789abcdefghijk"
 CX = "017576662512468239146:omuauf_lfve"
 SETTINGS = ProviderSettings(
     base_url="https://www.googleapis.com/customsearch/v1", api_key=KEY, options={"cx": CX}
 )
-
-
-def parse(status: int, headers: dict[str, str], body: Any) -> list[RawHit]:
-    return google.parse_response(status, headers, body, MAPPING)
-
-
-def load(name: str) -> Any:
-    return json.loads((DATA / name).read_text(encoding="utf-8"))
-
-
-def query(
-    text: str = "python 3.13 what's new",
-    *,
-    language: str = "en",
-    max_results: int = 5,
-    time_range: TimeRange = "any",
-    domains: tuple[str, ...] = (),
-) -> ProviderQuery:
-    return ProviderQuery(
-        text=text,
-        original="what's new in python 3.13",
-        max_results=max_results,
-        language=language,
-        time_range=time_range,
-        domain_filter=domains,
-    )
+query = query_maker("python 3.13 what's new", original="what's new in python 3.13")
 
 
 # --- build_request ---------------------------------------------------------------------
@@ -109,7 +85,7 @@ def test_time_range_any_sends_no_date_restrict() -> None:
 
 
 def test_one_domain_is_site_search_included() -> None:
-    params = google.build_request(query(domains=("docs.python.org",)), SETTINGS).params
+    params = google.build_request(query(domain_filter=("docs.python.org",)), SETTINGS).params
     assert params["siteSearch"] == "docs.python.org"
     assert params["siteSearchFilter"] == "i"
     assert params["q"] == "python 3.13 what's new"
@@ -117,7 +93,7 @@ def test_one_domain_is_site_search_included() -> None:
 
 def test_several_domains_are_site_operators_in_the_query() -> None:
     params = google.build_request(
-        query(domains=("docs.python.org", "peps.python.org")), SETTINGS
+        query(domain_filter=("docs.python.org", "peps.python.org")), SETTINGS
     ).params
     assert params["q"] == "python 3.13 what's new site:docs.python.org OR site:peps.python.org"
     assert "siteSearch" not in params
@@ -265,9 +241,8 @@ def test_non_object_items_are_skipped() -> None:
 
 
 def test_http_401_is_auth_failed() -> None:
-    with pytest.raises(AuthFailed) as caught:
-        parse(401, {}, "Unauthorized")
-    assert caught.value.http_status == 401
+    error = raised(AuthFailed, parse, 401, {}, "Unauthorized")
+    assert error.http_status == 401
 
 
 def test_http_403_html_is_auth_failed() -> None:
@@ -276,35 +251,31 @@ def test_http_403_html_is_auth_failed() -> None:
 
 
 def test_http_429_carries_retry_after() -> None:
-    with pytest.raises(RateLimited) as caught:
-        parse(429, {"retry-after": "30"}, load("error_429_quota.json"))
-    assert caught.value.retry_after_s == 30.0
-    assert caught.value.http_status == 429
-    assert "rateLimitExceeded" in caught.value.message
-    assert "Queries per day" in caught.value.message
+    error = raised(RateLimited, parse, 429, {"retry-after": "30"}, load("error_429_quota.json"))
+    assert error.retry_after_s == 30.0
+    assert error.http_status == 429
+    assert "rateLimitExceeded" in error.message
+    assert "Queries per day" in error.message
 
 
 def test_http_429_without_a_body_carries_retry_after() -> None:
-    with pytest.raises(RateLimited) as caught:
-        parse(429, {"Retry-After": "12"}, "Too Many Requests")
-    assert caught.value.retry_after_s == 12.0
+    error = raised(RateLimited, parse, 429, {"Retry-After": "12"}, "Too Many Requests")
+    assert error.retry_after_s == 12.0
 
 
 def test_daily_limit_sent_as_403_is_rate_limited() -> None:
-    with pytest.raises(RateLimited) as caught:
-        parse(403, {}, load("error_403_daily_limit.json"))
-    assert caught.value.http_status == 403
-    assert caught.value.category == "recoverable"
+    error = raised(RateLimited, parse, 403, {}, load("error_403_daily_limit.json"))
+    assert error.http_status == 403
+    assert error.category == "recoverable"
 
 
 @pytest.mark.parametrize(
     "name", ["error_400_key_invalid.json", "error_400_key_invalid_legacy.json"]
 )
 def test_invalid_key_sent_as_400_is_auth_failed(name: str) -> None:
-    with pytest.raises(AuthFailed) as caught:
-        parse(400, {}, load(name))
-    assert caught.value.http_status == 400
-    assert caught.value.category == "non_recoverable"
+    error = raised(AuthFailed, parse, 400, {}, load(name))
+    assert error.http_status == 400
+    assert error.category == "non_recoverable"
 
 
 def test_project_without_access_is_auth_failed() -> None:
@@ -319,15 +290,13 @@ def test_invalid_argument_is_rejected() -> None:
 
 
 def test_backend_error_json_is_unavailable() -> None:
-    with pytest.raises(ProviderUnavailable) as caught:
-        parse(500, {}, load("error_500_backend.json"))
-    assert caught.value.http_status == 500
+    error = raised(ProviderUnavailable, parse, 500, {}, load("error_500_backend.json"))
+    assert error.http_status == 500
 
 
 def test_http_500_without_error_json_is_bad_response() -> None:
-    with pytest.raises(BadResponse) as caught:
-        parse(500, {}, "Internal Server Error")
-    assert caught.value.http_status == 500
+    error = raised(BadResponse, parse, 500, {}, "Internal Server Error")
+    assert error.http_status == 500
 
 
 def test_http_503_is_unavailable() -> None:
@@ -356,8 +325,7 @@ def test_object_that_is_not_a_search_response_is_bad_response() -> None:
 
 
 def test_cassette_replays_the_documented_body() -> None:
-    (line,) = (DATA / "cassette.jsonl").read_text(encoding="utf-8").splitlines()
-    entry = json.loads(line)
+    (entry,) = cassette_entries(DATA / "cassette.jsonl")
     assert entry["provider"] == "google"
     assert entry["query"] == "what's new in python 3.13"
     assert entry["body"] == load("search_ok.json")
@@ -367,7 +335,7 @@ def test_cassette_replays_the_documented_body() -> None:
 
 
 async def test_end_to_end_against_a_local_server_and_key_stays_out_of_the_cassette(
-    httpserver: HTTPServer, tmp_path: Path
+    httpserver: HTTPServer, http_transport: HttpTransport, tmp_path: Path
 ) -> None:
     body = load("search_ok.json")
     httpserver.expect_request(
@@ -389,7 +357,7 @@ async def test_end_to_end_against_a_local_server_and_key_stays_out_of_the_casset
     )
     request = google.build_request(query(), settings)
     cassette = tmp_path / "google.jsonl"
-    transport = RecordingTransport(HttpTransport(kb_path=tmp_path / "kb.sqlite"), cassette)
+    transport = RecordingTransport(http_transport, cassette)
 
     response = await transport.send("google", "what's new in python 3.13", request, 2.0)
     await transport.aclose()

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
 import pytest
+from helpers import body_loader, data_dir, parser, query_maker, raised
 
 from sleuth.contract import TimeRange
 from sleuth.errors import (
@@ -19,32 +16,16 @@ from sleuth.errors import (
 )
 from sleuth.mapping_files import builtin_mapping
 from sleuth.providers import searxng
-from sleuth.providers.base import ProviderQuery, ProviderSettings, RawHit
+from sleuth.providers.base import ProviderSettings
 
 MAPPING = builtin_mapping("searxng")
+DATA = data_dir("searxng")
+load = body_loader(DATA)
+parse = parser(searxng, MAPPING)
 
 
-def parse(status: int, headers: dict[str, str], body: Any) -> list[RawHit]:
-    return searxng.parse_response(status, headers, body, MAPPING)
-
-
-DATA = Path(__file__).parent.parent / "data" / "searxng"
 SETTINGS = ProviderSettings(base_url="http://localhost:8888")
-
-
-def load(name: str) -> Any:
-    return json.loads((DATA / name).read_text(encoding="utf-8"))
-
-
-def query(
-    text: str = "python 3.13 release notes",
-    *,
-    language: str = "en",
-    time_range: TimeRange = "any",
-) -> ProviderQuery:
-    return ProviderQuery(
-        text=text, original=text, max_results=5, language=language, time_range=time_range
-    )
+query = query_maker("python 3.13 release notes")
 
 
 # --- build_request ---------------------------------------------------------------------
@@ -178,20 +159,18 @@ def test_empty_result_list_is_an_empty_list() -> None:
 
 
 def test_no_results_because_every_engine_failed_is_an_outage() -> None:
-    with pytest.raises(ProviderUnavailable) as caught:
-        parse(200, {}, load("search_engines_failed.json"))
-    assert "google: CAPTCHA" in caught.value.message
-    assert "duckduckgo: timeout" in caught.value.message
-    assert caught.value.category == "recoverable"
+    error = raised(ProviderUnavailable, parse, 200, {}, load("search_engines_failed.json"))
+    assert "google: CAPTCHA" in error.message
+    assert "duckduckgo: timeout" in error.message
+    assert error.category == "recoverable"
 
 
 # --- parse_response: failures ------------------------------------------------------------
 
 
 def test_http_401_is_auth_failed() -> None:
-    with pytest.raises(AuthFailed) as caught:
-        parse(401, {}, "Unauthorized")
-    assert caught.value.http_status == 401
+    error = raised(AuthFailed, parse, 401, {}, "Unauthorized")
+    assert error.http_status == 401
 
 
 def test_http_403_names_the_json_format_setting() -> None:
@@ -202,23 +181,20 @@ def test_http_403_names_the_json_format_setting() -> None:
 
 
 def test_http_429_carries_retry_after() -> None:
-    with pytest.raises(RateLimited) as caught:
-        parse(429, {"Retry-After": "30"}, "Too Many Requests")
-    assert caught.value.retry_after_s == 30.0
-    assert caught.value.http_status == 429
+    error = raised(RateLimited, parse, 429, {"Retry-After": "30"}, "Too Many Requests")
+    assert error.retry_after_s == 30.0
+    assert error.http_status == 429
 
 
 @pytest.mark.parametrize("status", [502, 503])
 def test_gateway_errors_are_unavailable(status: int) -> None:
-    with pytest.raises(ProviderUnavailable) as caught:
-        parse(status, {}, "<html>Bad Gateway</html>")
-    assert caught.value.http_status == status
+    error = raised(ProviderUnavailable, parse, status, {}, "<html>Bad Gateway</html>")
+    assert error.http_status == status
 
 
 def test_http_500_is_bad_response() -> None:
-    with pytest.raises(BadResponse) as caught:
-        parse(500, {}, "Internal Server Error")
-    assert caught.value.http_status == 500
+    error = raised(BadResponse, parse, 500, {}, "Internal Server Error")
+    assert error.http_status == 500
 
 
 def test_http_400_is_rejected() -> None:

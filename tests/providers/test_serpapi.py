@@ -8,11 +8,10 @@ captures of live responses.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
+from helpers import body_loader, cassette_entries, data_dir, parser, query_maker, raised
 from pytest_httpserver import HTTPServer
 
 from sleuth.contract import TimeRange
@@ -26,43 +25,17 @@ from sleuth.errors import (
 )
 from sleuth.mapping_files import builtin_mapping
 from sleuth.providers import serpapi
-from sleuth.providers.base import ProviderQuery, ProviderSettings, RawHit
-from sleuth.providers.mapping import FieldMapping
+from sleuth.providers.base import ProviderSettings
 from sleuth.transport import HttpTransport, RecordingTransport, ReplayTransport
 
 MAPPING = builtin_mapping("serpapi")
-DATA = Path(__file__).parent.parent / "data" / "serpapi"
+DATA = data_dir("serpapi")
+load = body_loader(DATA)
+parse = parser(serpapi, MAPPING)
 KEY = "sk-serpapi-test-7f3a9c2e"
 SETTINGS = ProviderSettings(base_url="https://serpapi.com/search", api_key=KEY)
 QUERY = "what's new in python 3.13"
-
-
-def parse(
-    status: int, headers: dict[str, str], body: Any, mapping: FieldMapping = MAPPING
-) -> list[RawHit]:
-    return serpapi.parse_response(status, headers, body, mapping)
-
-
-def load(name: str) -> Any:
-    return json.loads((DATA / name).read_text(encoding="utf-8"))
-
-
-def query(
-    text: str = QUERY,
-    *,
-    language: str = "en",
-    max_results: int = 5,
-    time_range: TimeRange = "any",
-    domain_filter: tuple[str, ...] = (),
-) -> ProviderQuery:
-    return ProviderQuery(
-        text=text,
-        original=text,
-        max_results=max_results,
-        language=language,
-        time_range=time_range,
-        domain_filter=domain_filter,
-    )
+query = query_maker(QUERY)
 
 
 # --- build_request ---------------------------------------------------------------------
@@ -368,9 +341,8 @@ def test_invalid_key_message_is_auth_failed_whatever_the_status() -> None:
 
 def test_http_403_is_auth_failed() -> None:
     body = {"error": "The account associated with this API key doesn't have permission."}
-    with pytest.raises(AuthFailed) as caught:
-        parse(403, {}, body)
-    assert caught.value.http_status == 403
+    error = raised(AuthFailed, parse, 403, {}, body)
+    assert error.http_status == 403
 
 
 def test_out_of_searches_is_rate_limited_with_retry_after() -> None:
@@ -381,10 +353,9 @@ def test_out_of_searches_is_rate_limited_with_retry_after() -> None:
 
 
 def test_hourly_throughput_429_carries_retry_after() -> None:
-    with pytest.raises(RateLimited) as caught:
-        parse(429, {"retry-after": "30"}, "Too Many Requests")
-    assert caught.value.retry_after_s == 30.0
-    assert caught.value.category == "recoverable"
+    error = raised(RateLimited, parse, 429, {"retry-after": "30"}, "Too Many Requests")
+    assert error.retry_after_s == 30.0
+    assert error.category == "recoverable"
 
 
 def test_missing_parameter_is_rejected() -> None:
@@ -394,9 +365,8 @@ def test_missing_parameter_is_rejected() -> None:
 
 
 def test_http_500_is_bad_response() -> None:
-    with pytest.raises(BadResponse) as caught:
-        parse(500, {}, {"error": "Something went wrong on SerpApi's end."})
-    assert caught.value.http_status == 500
+    error = raised(BadResponse, parse, 500, {}, {"error": "Something went wrong on SerpApi's end."})
+    assert error.http_status == 500
 
 
 def test_failed_search_503_is_unavailable() -> None:
@@ -457,15 +427,13 @@ def expect_search(httpserver: HTTPServer) -> None:
     ).respond_with_json(load("search_ok.json"))
 
 
-async def test_end_to_end_against_a_local_server(httpserver: HTTPServer, tmp_path: Path) -> None:
+async def test_end_to_end_against_a_local_server(
+    httpserver: HTTPServer, http_transport: HttpTransport
+) -> None:
     expect_search(httpserver)
     settings = ProviderSettings(base_url=httpserver.url_for("/search"), api_key=KEY)
     request = serpapi.build_request(query(time_range="past_year"), settings)
-    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite")
-    try:
-        response = await transport.send("serpapi", QUERY, request, 5.0)
-    finally:
-        await transport.aclose()
+    response = await http_transport.send("serpapi", QUERY, request, 5.0)
 
     hits = serpapi.parse_response(response.status, response.headers, response.body, MAPPING)
     assert response.status == 200
@@ -475,22 +443,19 @@ async def test_end_to_end_against_a_local_server(httpserver: HTTPServer, tmp_pat
 
 
 async def test_recorded_cassette_never_holds_the_key(
-    httpserver: HTTPServer, tmp_path: Path
+    httpserver: HTTPServer, http_transport: HttpTransport, tmp_path: Path
 ) -> None:
     expect_search(httpserver)
     cassette = tmp_path / "serpapi.jsonl"
     settings = ProviderSettings(base_url=httpserver.url_for("/search"), api_key=KEY)
     request = serpapi.build_request(query(time_range="past_year"), settings)
-    recorder = RecordingTransport(HttpTransport(kb_path=tmp_path / "kb.sqlite"), cassette)
-    try:
-        await recorder.send("serpapi", QUERY, request, 5.0)
-    finally:
-        await recorder.aclose()
+    recorder = RecordingTransport(http_transport, cassette)
+    await recorder.send("serpapi", QUERY, request, 5.0)
 
     text = cassette.read_text(encoding="utf-8")
     assert KEY not in text
     assert "api_key" not in text
-    (entry,) = [json.loads(line) for line in text.splitlines()]
+    (entry,) = cassette_entries(cassette)
     assert (entry["provider"], entry["query"], entry["status"]) == ("serpapi", QUERY, 200)
     assert entry["body"] == load("search_ok.json")
 

@@ -10,11 +10,10 @@ https://docs.tavily.com/documentation/rate-limits), with realistic values.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import body_loader, cassette_entries, data_dir, parser, query_maker, raised
 from pytest_httpserver import HTTPServer
 
 from sleuth.contract import TimeRange
@@ -29,48 +28,24 @@ from sleuth.errors import (
 )
 from sleuth.mapping_files import builtin_mapping
 from sleuth.providers import tavily
-from sleuth.providers.base import ProviderQuery, ProviderSettings, RawHit
-from sleuth.providers.mapping import FieldMapping
+from sleuth.providers.base import ProviderSettings
 from sleuth.transport import HttpTransport
 
 MAPPING = builtin_mapping("tavily")
-DATA = Path(__file__).parent.parent / "data" / "tavily"
+DATA = data_dir("tavily")
+load = body_loader(DATA)
+parse = parser(tavily, MAPPING)
 KEY = "tvly-dev-0123456789abcdef"
 URL = "https://api.tavily.com/search"
 SETTINGS = ProviderSettings(base_url=URL, api_key=KEY)
 QUESTION = "What's new in Python 3.13?"
 
 
-def parse(
-    status: int, headers: Mapping[str, str], body: Any, mapping: FieldMapping = MAPPING
-) -> list[RawHit]:
-    return tavily.parse_response(status, headers, body, mapping)
-
-
-def load(name: str) -> Any:
-    return json.loads((DATA / name).read_text(encoding="utf-8"))
-
-
-def query(
-    text: str = QUESTION,
-    *,
-    max_results: int = 5,
-    language: str = "en",
-    time_range: TimeRange = "any",
-    domain_filter: tuple[str, ...] = (),
-) -> ProviderQuery:
-    return ProviderQuery(
-        text=text,
-        original=text,
-        max_results=max_results,
-        language=language,
-        time_range=time_range,
-        domain_filter=domain_filter,
-    )
-
-
 def settings(**options: Any) -> ProviderSettings:
     return ProviderSettings(base_url=URL, api_key=KEY, options=options)
+
+
+query = query_maker(QUESTION)
 
 
 # --- build_request ---------------------------------------------------------------------
@@ -263,8 +238,7 @@ def test_non_object_entries_are_skipped() -> None:
 
 
 def test_cassette_line_is_a_documented_body_for_the_shared_query() -> None:
-    (line,) = (DATA / "cassette.jsonl").read_text(encoding="utf-8").splitlines()
-    entry = json.loads(line)
+    (entry,) = cassette_entries(DATA / "cassette.jsonl")
     assert (entry["provider"], entry["query"], entry["status"]) == (
         "tavily",
         "what's new in python 3.13",
@@ -279,10 +253,9 @@ def test_cassette_line_is_a_documented_body_for_the_shared_query() -> None:
 
 
 def test_http_400_is_rejected_with_the_documented_message() -> None:
-    with pytest.raises(ProviderRejected, match="Invalid topic") as caught:
-        parse(400, {}, load("error_400.json"))
-    assert caught.value.http_status == 400
-    assert caught.value.category == "non_recoverable"
+    error = raised(ProviderRejected, parse, 400, {}, load("error_400.json"), match="Invalid topic")
+    assert error.http_status == 400
+    assert error.category == "non_recoverable"
 
 
 def test_http_401_is_auth_failed() -> None:
@@ -292,9 +265,8 @@ def test_http_401_is_auth_failed() -> None:
 
 
 def test_http_403_is_auth_failed() -> None:
-    with pytest.raises(AuthFailed) as caught:
-        parse(403, {}, {"detail": {"error": "Forbidden"}})
-    assert caught.value.http_status == 403
+    error = raised(AuthFailed, parse, 403, {}, {"detail": {"error": "Forbidden"}})
+    assert error.http_status == 403
 
 
 def test_http_403_without_envelope_is_auth_failed() -> None:
@@ -311,9 +283,8 @@ def test_http_429_carries_retry_after() -> None:
 
 
 def test_http_429_without_envelope_carries_retry_after() -> None:
-    with pytest.raises(RateLimited) as caught:
-        parse(429, {"Retry-After": "30"}, "Too Many Requests")
-    assert caught.value.retry_after_s == 30.0
+    error = raised(RateLimited, parse, 429, {"Retry-After": "30"}, "Too Many Requests")
+    assert error.retry_after_s == 30.0
 
 
 @pytest.mark.parametrize(
@@ -321,10 +292,9 @@ def test_http_429_without_envelope_carries_retry_after() -> None:
     [(432, "error_432.json", "upgrade the plan"), (433, "error_433.json", "dashboard")],
 )
 def test_usage_limits_are_rejected_not_retried(status: int, name: str, hint: str) -> None:
-    with pytest.raises(ProviderRejected, match=hint) as caught:
-        parse(status, {}, load(name))
-    assert caught.value.http_status == status
-    assert caught.value.category == "non_recoverable"
+    error = raised(ProviderRejected, parse, status, {}, load(name), match=hint)
+    assert error.http_status == status
+    assert error.category == "non_recoverable"
 
 
 def test_http_500_with_tavily_envelope_is_unavailable() -> None:
@@ -335,9 +305,8 @@ def test_http_500_with_tavily_envelope_is_unavailable() -> None:
 
 
 def test_http_500_without_envelope_is_bad_response() -> None:
-    with pytest.raises(BadResponse) as caught:
-        parse(500, {}, "Internal Server Error")
-    assert caught.value.http_status == 500
+    error = raised(BadResponse, parse, 500, {}, "Internal Server Error")
+    assert error.http_status == 500
 
 
 @pytest.mark.parametrize("status", [502, 503, 504])
@@ -349,9 +318,8 @@ def test_gateway_errors_are_unavailable(status: int) -> None:
 
 def test_validation_error_list_is_rejected_with_its_messages() -> None:
     body = {"detail": [{"loc": ["body", "max_results"], "msg": "Input should be <= 20"}]}
-    with pytest.raises(ProviderRejected, match="Input should be <= 20") as caught:
-        parse(422, {}, body)
-    assert caught.value.http_status == 422
+    error = raised(ProviderRejected, parse, 422, {}, body, match="Input should be <= 20")
+    assert error.http_status == 422
 
 
 def test_html_page_with_status_200_is_bad_response() -> None:
@@ -374,7 +342,7 @@ def test_object_without_results_is_bad_response_naming_the_error() -> None:
 
 
 async def test_request_and_parse_against_a_local_server(
-    httpserver: HTTPServer, tmp_path: Path
+    httpserver: HTTPServer, http_transport: HttpTransport
 ) -> None:
     local = ProviderSettings(base_url=httpserver.url_for("/search"), api_key=KEY)
     request = tavily.build_request(
@@ -397,11 +365,7 @@ async def test_request_and_parse_against_a_local_server(
             "include_domains": ["python.org"],
         },
     ).respond_with_json(load("search_ok.json"))
-    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite")
-    try:
-        response = await transport.send("tavily", QUESTION, request, 3.0)
-    finally:
-        await transport.aclose()
+    response = await http_transport.send("tavily", QUESTION, request, 3.0)
 
     hits = parse(response.status, response.headers, response.body)
     assert response.status == 200
@@ -409,18 +373,13 @@ async def test_request_and_parse_against_a_local_server(
     assert len(hits) == 4
 
 
-async def test_rate_limit_over_http(httpserver: HTTPServer, tmp_path: Path) -> None:
+async def test_rate_limit_over_http(httpserver: HTTPServer, http_transport: HttpTransport) -> None:
     local = ProviderSettings(base_url=httpserver.url_for("/search"), api_key=KEY)
     httpserver.expect_request("/search", method="POST").respond_with_json(
         load("error_429.json"), status=429, headers={"retry-after": "60"}
     )
-    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite")
-    try:
-        response = await transport.send(
-            "tavily", QUESTION, tavily.build_request(query(), local), 3.0
-        )
-    finally:
-        await transport.aclose()
-    with pytest.raises(RateLimited) as caught:
-        parse(response.status, response.headers, response.body)
-    assert caught.value.retry_after_s == 60.0
+    response = await http_transport.send(
+        "tavily", QUESTION, tavily.build_request(query(), local), 3.0
+    )
+    error = raised(RateLimited, parse, response.status, response.headers, response.body)
+    assert error.retry_after_s == 60.0

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
 import pytest
+from helpers import body_loader, data_dir, parser, query_maker, raised
 
 from sleuth.errors import (
     AuthFailed,
@@ -17,27 +14,16 @@ from sleuth.errors import (
 )
 from sleuth.mapping_files import builtin_mapping
 from sleuth.providers import wikipedia
-from sleuth.providers.base import ProviderQuery, ProviderSettings, RawHit
+from sleuth.providers.base import ProviderSettings
 
 MAPPING = builtin_mapping("wikipedia")
+DATA = data_dir("wikipedia")
+load = body_loader(DATA)
+parse = parser(wikipedia, MAPPING)
 
 
-def parse(status: int, headers: dict[str, str], body: Any) -> list[RawHit]:
-    return wikipedia.parse_response(status, headers, body, MAPPING)
-
-
-DATA = Path(__file__).parent.parent / "data" / "wikipedia"
 SETTINGS = ProviderSettings(base_url="")
-
-
-def load(name: str) -> Any:
-    return json.loads((DATA / name).read_text(encoding="utf-8"))
-
-
-def query(
-    text: str = "Nelson Mandela", *, language: str = "en", max_results: int = 5
-) -> ProviderQuery:
-    return ProviderQuery(text=text, original=text, max_results=max_results, language=language)
+query = query_maker("Nelson Mandela")
 
 
 # --- build_request ---------------------------------------------------------------------
@@ -217,9 +203,8 @@ def test_maxlag_error_is_rate_limited_with_retry_after() -> None:
 
 
 def test_ratelimited_error_is_rate_limited() -> None:
-    with pytest.raises(RateLimited) as caught:
-        parse(200, {}, load("error_ratelimited.json"))
-    assert caught.value.retry_after_s is None
+    error = raised(RateLimited, parse, 200, {}, load("error_ratelimited.json"))
+    assert error.retry_after_s is None
 
 
 def test_read_denied_is_auth_failed() -> None:
@@ -245,10 +230,9 @@ def test_errorformat_list_shape_is_understood() -> None:
 
 def test_http_403_user_agent_block_is_auth_failed() -> None:
     text = "Please set a user-agent and respect our robot policy https://w.wiki/4wJS."
-    with pytest.raises(AuthFailed) as caught:
-        parse(403, {"content-type": "text/plain"}, text)
-    assert caught.value.http_status == 403
-    assert "user-agent" in caught.value.message
+    error = raised(AuthFailed, parse, 403, {"content-type": "text/plain"}, text)
+    assert error.http_status == 403
+    assert "user-agent" in error.message
 
 
 def test_http_401_is_auth_failed() -> None:
@@ -257,9 +241,8 @@ def test_http_401_is_auth_failed() -> None:
 
 
 def test_http_429_carries_retry_after() -> None:
-    with pytest.raises(RateLimited) as caught:
-        parse(429, {"retry-after": "120"}, "Too many requests")
-    assert caught.value.retry_after_s == 120.0
+    error = raised(RateLimited, parse, 429, {"retry-after": "120"}, "Too many requests")
+    assert error.retry_after_s == 120.0
 
 
 @pytest.mark.parametrize(("status", "error"), [(500, BadResponse), (503, ProviderUnavailable)])

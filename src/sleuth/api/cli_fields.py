@@ -120,9 +120,11 @@ async def compare_queries(
         async with Sleuth(settings, capturing) as sleuth:
             response = await sleuth.search(request)
         await capturing.aclose()
-        raw = {
-            name: answer.body for name, answer in capturing.captured.items() if answer.status == 200
-        }
+        # In the order asked, not the order in which the concurrent calls finished.
+        order = [name for name in (providers or settings.chain) if name in capturing.captured]
+        order += [name for name in capturing.captured if name not in order]
+        answers = {name: capturing.captured[name] for name in order}
+        raw = {name: answer.body for name, answer in answers.items() if answer.status == 200}
         mappings = {name: sleuth.mappings.for_provider(registry.get(name)) for name in raw}
         projected = [item.model_dump(mode="json") for item in response.results]
         comparisons.append(measure(query, raw, mappings, projected, citing))

@@ -110,14 +110,29 @@ class Provider:
         return self.info.name
 
 
+def retry_after_s(headers: Mapping[str, str]) -> float | None:
+    """The Retry-After header in seconds (any case of the name); None when absent or not
+    a number of seconds.
+
+    >>> retry_after_s({"Retry-After": "2"}), retry_after_s({"retry-after": "soon"})
+    (2.0, None)
+    """
+    for key, value in headers.items():
+        if key.lower() == "retry-after":
+            try:
+                seconds = float(value.strip())
+            except ValueError:
+                return None
+            return seconds if seconds >= 0 else None
+    return None
+
+
 def check_status(provider: str, status: int, headers: Mapping[str, str], body: Any) -> None:
     """Raise the contract error for a non-2xx answer; shared by every HTTP provider."""
     if 200 <= status < 300:
         return
-    retry_after = headers.get("retry-after") or headers.get("Retry-After")
-    seconds = float(retry_after) if retry_after and retry_after.strip().isdigit() else None
     text = body if isinstance(body, str) else str(body)
-    raise from_status(provider, status, " ".join(text.split())[:200], seconds)
+    raise from_status(provider, status, " ".join(text.split())[:200], retry_after_s(headers))
 
 
 def expect_object(provider: str, body: Any) -> Mapping[str, Any]:

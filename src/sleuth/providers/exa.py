@@ -72,6 +72,7 @@ from sleuth.providers.base import (
     RawHit,
     check_status,
     expect_object,
+    retry_after_s,
 )
 from sleuth.providers.mapping import FieldMapping, hit_from, records
 
@@ -212,7 +213,7 @@ def _api_error(status: int, headers: Mapping[str, str], body: Mapping[str, Any])
         detail = f"{tag}: {detail}"
     if body.get("requestId"):
         detail += f" (requestId {body['requestId']})"
-    retry_after = _retry_after(headers)
+    retry_after = retry_after_s(headers)
     kind: type[ProviderError]
     if status == 402 or tag in _CREDIT_TAGS:
         kind = ProviderRejected
@@ -235,13 +236,6 @@ def _api_error(status: int, headers: Mapping[str, str], body: Mapping[str, Any])
         http_status=status,
         retry_after_s=retry_after,
     )
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    for key, value in headers.items():
-        if key.lower() == "retry-after" and value.strip().isdigit():
-            return float(value)
-    return None
 
 
 PROVIDER = Provider(INFO, build_request, parse_response)

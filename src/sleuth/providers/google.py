@@ -64,6 +64,7 @@ from sleuth.providers.base import (
     RawHit,
     check_status,
     expect_object,
+    retry_after_s,
 )
 from sleuth.providers.mapping import FieldMapping, hit_from, lookup, records
 
@@ -244,15 +245,8 @@ def _api_error(error: Mapping[str, Any], status: int, headers: Mapping[str, str]
         f"google answered HTTP {status} ({named}): {text}"[:500],
         provider=INFO.name,
         http_status=status,
-        retry_after_s=_retry_after(headers),
+        retry_after_s=retry_after_s(headers),
     )
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    for key, value in headers.items():
-        if key.lower() == "retry-after" and value.strip().isdigit():
-            return float(value)
-    return None
 
 
 PROVIDER = Provider(INFO, build_request, parse_response)

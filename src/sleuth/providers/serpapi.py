@@ -64,6 +64,7 @@ from sleuth.providers.base import (
     ProviderSettings,
     RawHit,
     expect_object,
+    retry_after_s,
     text_or_none,
 )
 from sleuth.providers.mapping import FieldMapping, hit_from, lookup, records
@@ -203,7 +204,7 @@ def _answer_box_hits(payload: Mapping[str, Any]) -> list[RawHit]:
 
 def _api_error(error: str, status: int, headers: Mapping[str, str], body: Any) -> ProviderError:
     """The contract error for a SerpApi error body (or a non-2xx answer without one)."""
-    retry_after = _retry_after(headers)
+    retry_after = retry_after_s(headers)
     text = error or (body if isinstance(body, str) else str(body))
     detail = " ".join(text.split())[:200]
     lowered = detail.lower()
@@ -223,13 +224,6 @@ def _api_error(error: str, status: int, headers: Mapping[str, str], body: Any) -
         http_status=status,
         retry_after_s=retry_after,
     )
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    for key, value in headers.items():
-        if key.lower() == "retry-after" and value.strip().isdigit():
-            return float(value)
-    return None
 
 
 PROVIDER = Provider(INFO, build_request, parse_response)

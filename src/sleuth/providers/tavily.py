@@ -73,6 +73,7 @@ from sleuth.providers.base import (
     RawHit,
     check_status,
     expect_object,
+    retry_after_s,
 )
 from sleuth.providers.mapping import FieldMapping, hit_from, records
 
@@ -181,7 +182,7 @@ def parse_response(
 
 def _api_error(status: int, headers: Mapping[str, str], detail: str) -> ProviderError:
     """The contract error for a non-2xx answer in Tavily's envelope."""
-    retry_after = _retry_after(headers)
+    retry_after = retry_after_s(headers)
     kind: type[ProviderError]
     if status in _LIMIT_HINTS:
         kind = ProviderRejected
@@ -220,13 +221,6 @@ def _error_detail(body: Any) -> str | None:
     if detail is None or not str(detail).strip():
         return None
     return " ".join(str(detail).split())[:300]
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    for key, value in headers.items():
-        if key.lower() == "retry-after" and value.strip().isdigit():
-            return float(value)
-    return None
 
 
 PROVIDER = Provider(INFO, build_request, parse_response)

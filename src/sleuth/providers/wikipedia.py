@@ -45,6 +45,7 @@ from sleuth.providers.base import (
     RawHit,
     check_status,
     expect_object,
+    retry_after_s,
     text_or_none,
 )
 from sleuth.providers.mapping import FieldMapping, hit_from, records
@@ -178,15 +179,8 @@ def _api_error(
     else:
         kind = ProviderRejected
     return kind(
-        message, provider=INFO.name, http_status=status, retry_after_s=_retry_after(headers)
+        message, provider=INFO.name, http_status=status, retry_after_s=retry_after_s(headers)
     )
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    for key, value in headers.items():
-        if key.lower() == "retry-after" and value.strip().isdigit():
-            return float(value)
-    return None
 
 
 PROVIDER = Provider(INFO, build_request, parse_response)

@@ -59,7 +59,7 @@ from sleuth.errors import (
     RateLimited,
     from_status,
 )
-from sleuth.providers.base import HttpRequest, check_status, expect_object
+from sleuth.providers.base import HttpRequest, check_status, expect_object, retry_after_s
 
 __all__ = [
     "NAME",
@@ -219,7 +219,7 @@ def _error(body: Any) -> tuple[str, str | None] | None:
 def _api_error(
     status: int, headers: Mapping[str, str], message: str, code: str | None
 ) -> ProviderError:
-    retry_after = _retry_after(headers)
+    retry_after = retry_after_s(headers)
     kind: type[ProviderError]
     if status == 429 and code == "insufficient_quota":
         kind = ProviderRejected  # credits used up: retrying only burns calls
@@ -238,13 +238,3 @@ def _api_error(
         http_status=status,
         retry_after_s=retry_after,
     )
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    for key, value in headers.items():
-        if key.lower() == "retry-after":
-            try:
-                return float(value)
-            except ValueError:
-                return None
-    return None

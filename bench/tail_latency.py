@@ -29,37 +29,14 @@ import argparse
 import asyncio
 import math
 import random
-import selectors
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
 from sleuth.resilience.hedge import HedgeSettings, LatencyTracker, hedge_delays, hedged
+from sleuth.testing import run_in_virtual_time
 
 BACKUP_S = 1.2
-
-
-class VirtualTimeLoop(asyncio.SelectorEventLoop):
-    """An event loop whose clock jumps to the next timer instead of waiting for it."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        selector = selectors.DefaultSelector()
-        select = selector.select
-
-        def jump(timeout: float | None = None) -> list[Any]:
-            events = select(0)
-            if not events and timeout != 0:
-                if timeout is None:
-                    raise RuntimeError("deadlock: nothing is scheduled and nothing can happen")
-                self.now += timeout
-            return events
-
-        selector.select = jump  # type: ignore[method-assign]
-        super().__init__(selector)
-
-    def time(self) -> float:
-        return self.now
 
 
 def primary_latency(rng: random.Random) -> float:
@@ -139,8 +116,7 @@ def main() -> None:
 
     rng = random.Random(args.seed)
     draws = [primary_latency(rng) for _ in range(args.searches)]
-    with asyncio.Runner(loop_factory=VirtualTimeLoop) as runner:
-        alone, with_hedge = runner.run(simulate(draws, args.deadline))
+    alone, with_hedge = run_in_virtual_time(lambda: simulate(draws, args.deadline))
 
     print(
         f"{args.searches} searches, seed {args.seed}, deadline {args.deadline:.1f} s; "

@@ -7,6 +7,8 @@
   or replay them directly.
 - `memory_settings(...)`: settings whose breakers, quotas and cache live in memory,
   so tests share nothing through the user's data folder.
+- `run_in_virtual_time(main)`: run a coroutine on an event loop whose clock jumps to
+  the next timer, so deadlines, hedges and backoffs are exact and nothing sleeps.
 
 >>> body = {"results": [{"url": "https://a.example/", "title": "A"}]}
 >>> cassette = Cassette().add("fake", "q", body=body)
@@ -18,12 +20,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Iterator, Mapping
+import selectors
+from collections.abc import Callable, Coroutine, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from sleuth import providers
 from sleuth.config import Settings
@@ -42,7 +46,54 @@ from sleuth.providers.base import (
 from sleuth.providers.mapping import FieldMapping, apply
 from sleuth.transport import ReplayTransport
 
-__all__ = ["Cassette", "Settings", "Sleuth", "fake_provider", "memory_settings", "registered"]
+__all__ = [
+    "Cassette",
+    "Settings",
+    "Sleuth",
+    "VirtualTimeLoop",
+    "fake_provider",
+    "memory_settings",
+    "registered",
+    "run_in_virtual_time",
+]
+
+R = TypeVar("R")
+
+
+class VirtualTimeLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock jumps to the next timer instead of waiting for it.
+
+    >>> async def nap() -> float:
+    ...     await asyncio.sleep(3600)
+    ...     return asyncio.get_running_loop().time()
+    >>> run_in_virtual_time(nap)
+    3600.0
+    """
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        selector = selectors.DefaultSelector()
+        select = selector.select
+
+        def jump(timeout: float | None = None) -> list[Any]:
+            events = select(0)
+            if not events and timeout != 0:
+                if timeout is None:
+                    raise RuntimeError("deadlock: nothing is scheduled and nothing can happen")
+                self.now += timeout
+            return events
+
+        selector.select = jump  # type: ignore[method-assign]
+        super().__init__(selector)
+
+    def time(self) -> float:
+        return self.now
+
+
+def run_in_virtual_time(main: Callable[[], Coroutine[Any, Any, R]]) -> R:
+    """`main()` run to completion on a fresh `VirtualTimeLoop`."""
+    with asyncio.Runner(loop_factory=VirtualTimeLoop) as runner:
+        return runner.run(main())
 
 
 def memory_settings(**values: Any) -> Settings:

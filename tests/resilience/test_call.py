@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import random
-import selectors
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
@@ -32,39 +31,13 @@ from sleuth.resilience.quota import Quota, QuotaSettings
 from sleuth.resilience.retry import RetrySettings
 from sleuth.resilience.rules import RuleBook
 from sleuth.store import MemoryStore
-from sleuth.testing import FAKE_MAPPING, fake_provider
+from sleuth.testing import FAKE_MAPPING, fake_provider, run_in_virtual_time
 from sleuth.transport import RawResponse
 
-R = TypeVar("R")
 HITS = {"results": [{"url": "https://a.example/", "title": "A", "snippet": "An answer."}]}
 
 
-class VirtualTimeLoop(asyncio.SelectorEventLoop):
-    """An event loop whose clock jumps to the next timer instead of waiting for it."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        selector = selectors.DefaultSelector()
-        select = selector.select
-
-        def jump(timeout: float | None = None) -> list[Any]:
-            events = select(0)
-            if not events and timeout != 0:
-                if timeout is None:
-                    raise RuntimeError("deadlock: nothing is scheduled and nothing can happen")
-                self.now += timeout
-            return events
-
-        selector.select = jump  # type: ignore[method-assign]
-        super().__init__(selector)
-
-    def time(self) -> float:
-        return self.now
-
-
-def run(main: Callable[[], Coroutine[Any, Any, R]]) -> R:
-    with asyncio.Runner(loop_factory=VirtualTimeLoop) as runner:
-        return runner.run(main())
+run = run_in_virtual_time
 
 
 def now() -> float:

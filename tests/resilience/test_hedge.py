@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import math
-import selectors
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
 
 import pytest
 from pydantic import ValidationError
@@ -27,36 +25,9 @@ from sleuth.resilience.hedge import (
     hedge_delays,
     hedged,
 )
+from sleuth.testing import run_in_virtual_time
 
-R = TypeVar("R")
-
-
-class VirtualTimeLoop(asyncio.SelectorEventLoop):
-    """An event loop whose clock jumps to the next timer instead of waiting for it."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-        selector = selectors.DefaultSelector()
-        select = selector.select
-
-        def jump(timeout: float | None = None) -> list[Any]:
-            events = select(0)
-            if not events and timeout != 0:
-                if timeout is None:
-                    raise RuntimeError("deadlock: nothing is scheduled and nothing can happen")
-                self.now += timeout
-            return events
-
-        selector.select = jump  # type: ignore[method-assign]
-        super().__init__(selector)
-
-    def time(self) -> float:
-        return self.now
-
-
-def run(main: Callable[[], Coroutine[Any, Any, R]]) -> R:
-    with asyncio.Runner(loop_factory=VirtualTimeLoop) as runner:
-        return runner.run(main())
+run = run_in_virtual_time
 
 
 def now() -> float:

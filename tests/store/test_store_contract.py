@@ -12,7 +12,7 @@ import math
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,6 @@ import pytest
 from sleuth.store import (
     BreakerRecord,
     CacheEntry,
-    MemoryStore,
     SqliteStore,
     Store,
     Take,
@@ -30,32 +29,6 @@ from sleuth.store import (
 
 DAY = 86400.0
 T0 = 1_750_000_000.0  # a wall-clock time, as stores are given
-
-
-@pytest.fixture(params=["memory", "sqlite"])
-async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
-    backend: Store = (
-        MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "state.sqlite")
-    )
-    yield backend
-    await backend.aclose()
-
-
-@pytest.fixture(params=["sqlite"])
-async def open_shared(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[Callable[[], Store]]:
-    """Opens handles on one shared state, each as another process would."""
-    opened: list[Store] = []
-
-    def open_one() -> Store:
-        handle = SqliteStore(tmp_path / "shared.sqlite")
-        opened.append(handle)
-        return handle
-
-    yield open_one
-    for handle in opened:
-        await handle.aclose()
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""Where resilience state lives: circuit breakers, quota buckets, counters and the
-response cache, behind the protocols of `store.base`.
+"""Where sleuth's shared state lives: circuit breakers, quota buckets, counters, the
+response cache, tasks and API keys, behind the protocols of `store.base`.
 
     memory   MemoryStore: one process; tests and `sleuth.testing`
     sqlite   SqliteStore: one file shared by every process on the host (the default)
@@ -28,8 +28,14 @@ from sleuth.store.base import (
     CacheSettings,
     CacheStore,
     CounterStore,
+    EventRecord,
+    KeyRecord,
+    KeyStore,
     Store,
     Take,
+    TaskRecord,
+    TaskState,
+    TaskStore,
     cache_key,
     entry_for,
 )
@@ -45,11 +51,17 @@ __all__ = [
     "CacheSettings",
     "CacheStore",
     "CounterStore",
+    "EventRecord",
+    "KeyRecord",
+    "KeyStore",
     "MemoryStore",
     "SqliteStore",
     "Store",
     "StoreSettings",
     "Take",
+    "TaskRecord",
+    "TaskState",
+    "TaskStore",
     "cache_key",
     "entry_for",
     "open_store",

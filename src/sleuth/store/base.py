@@ -8,6 +8,8 @@ every implementation.
     BreakerStore   a provider's circuit-breaker record, read and changed atomically
     CounterStore   token buckets (`take`) and plain counters (`add`) for the dashboard
     CacheStore     the response cache: get (counts a hit), put, prune
+    TaskStore      asynchronous tasks, their leases and progress events
+    KeyStore       API keys (only their hashes) and the tenant each belongs to
 
 Stores never read a clock: every method that depends on time takes `now`, from the
 clock of the policy that calls it (wall-clock seconds, `time.time`, because the state
@@ -47,8 +49,14 @@ __all__ = [
     "CacheStore",
     "CacheTtl",
     "CounterStore",
+    "EventRecord",
+    "KeyRecord",
+    "KeyStore",
     "Store",
     "Take",
+    "TaskRecord",
+    "TaskState",
+    "TaskStore",
     "cache_key",
     "entry_for",
 ]
@@ -210,8 +218,152 @@ class CacheStore(Protocol):
         ...
 
 
-class Store(BreakerStore, CounterStore, CacheStore, Protocol):
-    """Everything resilience keeps, in one backend."""
+# --- asynchronous tasks ----------------------------------------------------------
+
+TaskState = Literal["pending", "running", "success", "failed"]
+TERMINAL: frozenset[str] = frozenset({"success", "failed"})
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """One task as stored. Times are wall-clock seconds since the epoch.
+
+    A worker owns a running task while its lease lasts (`lease_until`) and renews it
+    as it works; a task whose lease ran out belongs to nobody (its worker died) and is
+    claimed again. `attempts` counts claims, so a task run twice shows 2.
+    """
+
+    task_id: str
+    tenant: str
+    #: The `SearchRequest`, as JSON.
+    request: Mapping[str, Any]
+    status: TaskState = "pending"
+    created_at: float = 0.0
+    updated_at: float = 0.0
+    started_at: float | None = None
+    finished_at: float | None = None
+    #: The `SearchResponse` (on success) or the `ErrorInfo` (on failure), as JSON.
+    result: Mapping[str, Any] | None = None
+    error: Mapping[str, Any] | None = None
+    attempts: int = 0
+    worker: str | None = None
+    lease_until: float | None = None
+    cancel_requested: bool = False
+    #: A retried submit with the same key (and tenant) gets this task back.
+    idempotency_key: str | None = None
+    #: Higher first; then the oldest.
+    priority: int = 0
+
+
+@dataclass(frozen=True)
+class EventRecord:
+    """One progress event of a task; `seq` rises by one per task from 1."""
+
+    seq: int
+    at: float
+    kind: str
+    detail: Mapping[str, Any]
+
+
+class TaskStore(Protocol):
+    async def create_task(self, record: TaskRecord) -> tuple[TaskRecord, bool]:
+        """Store a new task, or, when the tenant already has a task with the same
+        `idempotency_key`, return that one instead: (record, created)."""
+        ...
+
+    async def get_task(self, task_id: str) -> TaskRecord | None: ...
+
+    async def claim_task(self, worker: str, now: float, lease_s: float) -> TaskRecord | None:
+        """Take the next runnable task for `worker`, atomically: the highest-priority,
+        oldest pending one, else a running one whose lease has run out. It becomes
+        running, leased until `now + lease_s`, with `attempts` one higher. Two workers
+        never claim the same task while its lease lasts."""
+        ...
+
+    async def renew_lease(
+        self, task_id: str, worker: str, now: float, lease_s: float
+    ) -> TaskRecord | None:
+        """Extend `worker`'s lease; None when the worker no longer holds the task
+        (it finished, or another worker claimed it after the lease ran out)."""
+        ...
+
+    async def finish_task(
+        self,
+        task_id: str,
+        worker: str,
+        now: float,
+        *,
+        result: Mapping[str, Any] | None = None,
+        error: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Make a running task held by `worker` terminal: success with `result`, or
+        failed with `error`. False (and no change) when `worker` does not hold it:
+        a task finishes once, whoever ran it."""
+        ...
+
+    async def release_task(self, task_id: str, worker: str, now: float) -> bool:
+        """Give a running task held by `worker` back to the queue (pending), as on a
+        graceful shutdown; False when `worker` does not hold it."""
+        ...
+
+    async def cancel_task(
+        self, task_id: str, error: Mapping[str, Any], now: float
+    ) -> TaskRecord | None:
+        """Cancel a task: a pending one fails at once with `error`; a running one is
+        marked `cancel_requested` for its worker to stop; a finished one is left as it
+        is. Returns the task as it now stands, or None when there is no such task."""
+        ...
+
+    async def append_event(
+        self, task_id: str, kind: str, detail: Mapping[str, Any], at: float
+    ) -> int:
+        """Record a progress event; returns its `seq`."""
+        ...
+
+    async def task_events(self, task_id: str, after: int = 0) -> list[EventRecord]:
+        """The task's events with `seq > after`, in order."""
+        ...
+
+    async def count_tasks(self, status: TaskState) -> int:
+        """How many tasks are in `status` (the queue depth, for `pending`)."""
+        ...
+
+    async def expire_tasks(self, finished_before: float) -> int:
+        """Delete finished tasks (and their events) that finished before the time
+        given; returns how many. Pending and running tasks are never expired."""
+        ...
+
+
+# --- API keys --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeyRecord:
+    """An API key as stored: the SHA-256 of the key, never the key itself."""
+
+    key_hash: str
+    tenant: str
+    #: The key's first characters, shown so that a person can tell keys apart.
+    prefix: str
+    created_at: float
+    name: str = ""
+    revoked: bool = False
+
+
+class KeyStore(Protocol):
+    async def put_key(self, record: KeyRecord) -> None: ...
+
+    async def get_key(self, key_hash: str) -> KeyRecord | None: ...
+
+    async def list_keys(self, tenant: str | None = None) -> list[KeyRecord]: ...
+
+    async def revoke_key(self, prefix: str) -> int:
+        """Revoke every key whose prefix is `prefix`; returns how many."""
+        ...
+
+
+class Store(BreakerStore, CounterStore, CacheStore, TaskStore, KeyStore, Protocol):
+    """Everything sleuth keeps, in one backend."""
 
     async def aclose(self) -> None: ...
 

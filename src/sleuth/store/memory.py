@@ -1,4 +1,4 @@
-"""The in-process store: breakers, buckets, counters and cache in dictionaries.
+"""The in-process store: breakers, buckets, counters, cache, tasks and keys in dictionaries.
 
 For tests, a single process without a data folder, and `sleuth.testing`. Each method
 does its whole read-modify-write without awaiting, so on one event loop nothing can
@@ -15,10 +15,21 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
+from typing import Any
 
-from sleuth.store.base import BreakerRecord, BucketRule, CacheEntry, CacheRead, Take
+from sleuth.store.base import (
+    TERMINAL,
+    BreakerRecord,
+    BucketRule,
+    CacheEntry,
+    CacheRead,
+    EventRecord,
+    KeyRecord,
+    Take,
+    TaskRecord,
+)
 
 __all__ = ["MemoryStore"]
 
@@ -26,7 +37,7 @@ _DAY_S = 86400.0
 
 
 class MemoryStore:
-    """Implements `Store` (breaker, counter and cache protocols) in memory."""
+    """Implements `Store` (every store protocol) in memory."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -34,6 +45,10 @@ class MemoryStore:
         self._buckets: dict[str, str] = {}
         self._counters: dict[str, int] = {}
         self._cache: dict[str, tuple[CacheEntry, str]] = {}  # entry, its response as JSON
+        # Records are frozen and their JSON parts copied in and out, so sharing is safe.
+        self._tasks: dict[str, TaskRecord] = {}
+        self._events: dict[str, list[EventRecord]] = {}
+        self._keys: dict[str, KeyRecord] = {}
 
     async def aclose(self) -> None:
         return None
@@ -114,3 +129,186 @@ class MemoryStore:
             for key in doomed:
                 del self._cache[key]
         return len(doomed)
+
+    # TaskStore
+
+    async def create_task(self, record: TaskRecord) -> tuple[TaskRecord, bool]:
+        with self._lock:
+            if record.idempotency_key is not None:
+                for existing in self._tasks.values():
+                    if (existing.tenant, existing.idempotency_key) == (
+                        record.tenant,
+                        record.idempotency_key,
+                    ):
+                        return _copy(existing), False
+            self._tasks[record.task_id] = _copy(record)
+        return record, True
+
+    async def get_task(self, task_id: str) -> TaskRecord | None:
+        with self._lock:
+            found = self._tasks.get(task_id)
+        return _copy(found) if found else None
+
+    async def claim_task(self, worker: str, now: float, lease_s: float) -> TaskRecord | None:
+        with self._lock:
+            runnable = [
+                task
+                for task in self._tasks.values()
+                if task.status == "pending"
+                or (task.status == "running" and (task.lease_until or 0.0) < now)
+            ]
+            if not runnable:
+                return None
+            chosen = min(runnable, key=lambda t: (t.status == "running", -t.priority, t.created_at))
+            claimed = replace(
+                chosen,
+                status="running",
+                worker=worker,
+                lease_until=now + lease_s,
+                attempts=chosen.attempts + 1,
+                updated_at=now,
+                started_at=chosen.started_at if chosen.started_at is not None else now,
+            )
+            self._tasks[claimed.task_id] = claimed
+        return _copy(claimed)
+
+    def _held(self, task_id: str, worker: str) -> TaskRecord | None:
+        task = self._tasks.get(task_id)
+        if task is None or task.status != "running" or task.worker != worker:
+            return None
+        return task
+
+    async def renew_lease(
+        self, task_id: str, worker: str, now: float, lease_s: float
+    ) -> TaskRecord | None:
+        with self._lock:
+            task = self._held(task_id, worker)
+            if task is None:
+                return None
+            task = replace(task, lease_until=now + lease_s, updated_at=now)
+            self._tasks[task_id] = task
+        return _copy(task)
+
+    async def finish_task(
+        self,
+        task_id: str,
+        worker: str,
+        now: float,
+        *,
+        result: Mapping[str, Any] | None = None,
+        error: Mapping[str, Any] | None = None,
+    ) -> bool:
+        with self._lock:
+            task = self._held(task_id, worker)
+            if task is None:
+                return False
+            self._tasks[task_id] = _copy(
+                replace(
+                    task,
+                    status="failed" if error is not None else "success",
+                    result=result,
+                    error=error,
+                    finished_at=now,
+                    updated_at=now,
+                    lease_until=None,
+                )
+            )
+        return True
+
+    async def release_task(self, task_id: str, worker: str, now: float) -> bool:
+        with self._lock:
+            task = self._held(task_id, worker)
+            if task is None:
+                return False
+            self._tasks[task_id] = replace(
+                task, status="pending", worker=None, lease_until=None, updated_at=now
+            )
+        return True
+
+    async def cancel_task(
+        self, task_id: str, error: Mapping[str, Any], now: float
+    ) -> TaskRecord | None:
+        with self._lock:
+            task = self._tasks.get(task_id)
+            if task is None:
+                return None
+            if task.status == "pending":
+                task = replace(
+                    task,
+                    status="failed",
+                    error=_json_copy(error),
+                    finished_at=now,
+                    updated_at=now,
+                    cancel_requested=True,
+                )
+            elif task.status not in TERMINAL:
+                task = replace(task, cancel_requested=True, updated_at=now)
+            self._tasks[task_id] = task
+        return _copy(task)
+
+    async def append_event(
+        self, task_id: str, kind: str, detail: Mapping[str, Any], at: float
+    ) -> int:
+        with self._lock:
+            events = self._events.setdefault(task_id, [])
+            seq = len(events) + 1
+            events.append(EventRecord(seq, at, kind, _json_copy(detail)))
+        return seq
+
+    async def task_events(self, task_id: str, after: int = 0) -> list[EventRecord]:
+        with self._lock:
+            events = list(self._events.get(task_id, ())[after:])
+        return [replace(event, detail=_json_copy(event.detail)) for event in events]
+
+    async def count_tasks(self, status: str) -> int:
+        with self._lock:
+            return sum(1 for task in self._tasks.values() if task.status == status)
+
+    async def expire_tasks(self, finished_before: float) -> int:
+        with self._lock:
+            doomed = [
+                task.task_id
+                for task in self._tasks.values()
+                if task.status in TERMINAL and (task.finished_at or 0.0) < finished_before
+            ]
+            for task_id in doomed:
+                del self._tasks[task_id]
+                self._events.pop(task_id, None)
+        return len(doomed)
+
+    # KeyStore
+
+    async def put_key(self, record: KeyRecord) -> None:
+        with self._lock:
+            self._keys[record.key_hash] = record
+
+    async def get_key(self, key_hash: str) -> KeyRecord | None:
+        with self._lock:
+            return self._keys.get(key_hash)
+
+    async def list_keys(self, tenant: str | None = None) -> list[KeyRecord]:
+        with self._lock:
+            keys = [k for k in self._keys.values() if tenant is None or k.tenant == tenant]
+        return sorted(keys, key=lambda k: k.created_at)
+
+    async def revoke_key(self, prefix: str) -> int:
+        with self._lock:
+            doomed = [k for k in self._keys.values() if k.prefix == prefix and not k.revoked]
+            for key in doomed:
+                self._keys[key.key_hash] = replace(key, revoked=True)
+        return len(doomed)
+
+
+def _json_copy(value: Mapping[str, Any]) -> dict[str, Any]:
+    copied: dict[str, Any] = json.loads(json.dumps(value))
+    return copied
+
+
+def _copy(task: TaskRecord) -> TaskRecord:
+    """The task with its JSON parts copied, as a store that serialises would return it."""
+    return replace(
+        task,
+        request=_json_copy(task.request),
+        result=_json_copy(task.result) if task.result is not None else None,
+        error=_json_copy(task.error) if task.error is not None else None,
+    )

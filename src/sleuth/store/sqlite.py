@@ -10,6 +10,14 @@ Tables (schema version in `PRAGMA user_version`):
                response (the full SearchResponse JSON), complete (0/1),
                created_at, updated_at, expires_at (epoch seconds), hit_count;
                indexed by (created_at, hit_count) for pruning
+    tasks      task_id PK, tenant, status, request/result/error (JSON), priority,
+               created_at, updated_at, started_at, finished_at, attempts, worker,
+               lease_until, cancel_requested, idempotency_key (unique per tenant);
+               indexed by (status, priority, created_at) for claiming
+    task_events  (task_id, seq) PK, at, kind, detail (JSON)
+    api_keys   key_hash PK, tenant, prefix, name, created_at, revoked
+
+Schema 1 (no tasks or keys) is upgraded in place by creating the new tables.
 
 Concurrency: the file is in WAL mode, so readers never wait for the writer. Every
 read-modify-write (a breaker change, a token take) runs in `BEGIN IMMEDIATE`, which
@@ -35,17 +43,17 @@ import asyncio
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 from sleuth.errors import ConfigError
 from sleuth.store.base import BreakerRecord, BucketRule, CacheEntry, CacheRead, Take
+from sleuth.store.sqlite_tasks import TASK_SCHEMA, TaskTables, immediate
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 _DAY_S = 86400.0
 _T = TypeVar("_T")
 
@@ -66,6 +74,7 @@ _SCHEMA = (
         hit_count INTEGER NOT NULL DEFAULT 0
     )""",
     "CREATE INDEX IF NOT EXISTS cache_by_age ON cache (created_at, hit_count)",
+    *TASK_SCHEMA,
 )
 
 _CACHE_COLUMNS = (
@@ -74,7 +83,7 @@ _CACHE_COLUMNS = (
 )
 
 
-class SqliteStore:
+class SqliteStore(TaskTables):
     """Implements `Store` over one SQLite file.
 
     >>> import asyncio, tempfile, pathlib
@@ -142,9 +151,9 @@ class SqliteStore:
             conn.close()
 
     def _prepare(self, conn: sqlite3.Connection) -> None:
-        with _immediate(conn):
+        with immediate(conn):
             version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, SCHEMA_VERSION):
+            if version not in (0, 1, SCHEMA_VERSION):
                 raise ConfigError(
                     f"{self.path} has store schema {version}; this sleuth knows "
                     f"{SCHEMA_VERSION}. Use another store path or a matching sleuth."
@@ -168,7 +177,7 @@ class SqliteStore:
         self, provider: str, change: Callable[[BreakerRecord], BreakerRecord]
     ) -> BreakerRecord:
         def update(conn: sqlite3.Connection) -> BreakerRecord:
-            with _immediate(conn):
+            with immediate(conn):
                 row = conn.execute(
                     "SELECT record FROM breakers WHERE provider = ?", (provider,)
                 ).fetchone()
@@ -186,7 +195,7 @@ class SqliteStore:
 
     async def take(self, pool: str, tokens: float, now: float, rule: BucketRule) -> Take:
         def take(conn: sqlite3.Connection) -> Take:
-            with _immediate(conn):
+            with immediate(conn):
                 row = conn.execute("SELECT state FROM buckets WHERE pool = ?", (pool,)).fetchone()
                 state, result = rule.apply(json.loads(row[0]) if row else None, tokens, now)
                 conn.execute(
@@ -282,18 +291,6 @@ class SqliteStore:
                     return removed
 
         return await self._run(prune)
-
-
-@contextmanager
-def _immediate(conn: sqlite3.Connection) -> Iterator[None]:
-    """A write transaction that holds the write lock from its first read."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
 
 
 def _entry(row: tuple[Any, ...]) -> CacheEntry:

@@ -28,6 +28,7 @@ from sleuth.resilience.ladder import LadderSettings
 from sleuth.resilience.quota import QuotaSettings
 from sleuth.resilience.retry import RetrySettings
 from sleuth.resilience.rules import RulesSettings
+from sleuth.service_settings import ServeSettings, TaskSettings
 from sleuth.stages.clean import CleanSettings
 from sleuth.stages.dates import DateSettings
 from sleuth.stages.dedupe import DedupeSettings
@@ -158,6 +159,8 @@ class Settings(BaseSettings):
     ladder: LadderSettings = Field(default_factory=LadderSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)
+    tasks: TaskSettings = Field(default_factory=TaskSettings)
+    serve: ServeSettings = Field(default_factory=ServeSettings)
 
     @field_validator("providers", mode="before")
     @classmethod

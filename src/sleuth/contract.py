@@ -304,14 +304,21 @@ class SearchResponse(BaseModel):
 
 
 class TaskEvent(BaseModel):
+    """One step of a task: accepted, started, provider_started, provider_finished,
+    stage, done (and cancel_requested, requeued)."""
+
     model_config = _STRICT
 
+    seq: int = Field(0, ge=0, description="Position in the task's events, from 1.")
     at: datetime
     kind: str
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
 class Task(BaseModel):
+    """An asynchronous search: submitted, run by a worker, finished with a result or an
+    error. Pending and running tasks always reach success or failed."""
+
     model_config = ConfigDict(extra="forbid", title="Task")
 
     task_id: str
@@ -321,6 +328,11 @@ class Task(BaseModel):
     error: ErrorInfo | None = None
     created_at: datetime
     updated_at: datetime
+    started_at: datetime | None = Field(None, description="When a worker first took it.")
+    finished_at: datetime | None = None
+    attempts: int = Field(
+        0, ge=0, description="How many times a worker took it (more than 1 after a crash)."
+    )
 
 
 SCHEMAS: dict[str, type[BaseModel]] = {

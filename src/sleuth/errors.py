@@ -4,6 +4,12 @@
     ├── InvalidRequest               bad input; names the field and the allowed values
     ├── PolicyViolation              the guard refused the query
     ├── ConfigError                  sleuth.yaml or a mapping is wrong
+    ├── ServiceError                 the service's own refusals, never a back end's
+    │   ├── Unauthorized             an API key is needed and none or a bad one came
+    │   ├── TooManyRequests          a key's rate limit, or the task queue is full
+    │   ├── TaskNotFound             no such task for this tenant (another's looks the same)
+    │   ├── TaskCancelled            the task was cancelled before it finished
+    │   └── TaskAbandoned            the task's workers kept dying; it was given up
     └── ProviderError                a back end failed (carries `provider`)
         ├── ProviderTimeout          recoverable
         ├── ProviderUnavailable      recoverable: connection refused, 502/503/504
@@ -108,6 +114,43 @@ class PolicyViolation(SearchError):
 class ConfigError(SearchError):
     code = "config_error"
     category = "non_recoverable"
+    status_hint = 500
+
+
+class ServiceError(SearchError):
+    """Raised by the service layer (keys, limits, tasks), never by a provider call, so
+    the error rules never classify one."""
+
+    code = "service_error"
+
+
+class Unauthorized(ServiceError):
+    code = "unauthorized"
+    category = "non_recoverable"
+    status_hint = 401
+
+
+class TooManyRequests(ServiceError):
+    code = "too_many_requests"
+    category = "recoverable"
+    status_hint = 429
+
+
+class TaskNotFound(ServiceError):
+    code = "task_not_found"
+    category = "non_recoverable"
+    status_hint = 404
+
+
+class TaskCancelled(ServiceError):
+    code = "cancelled"
+    category = "non_recoverable"
+    status_hint = 409
+
+
+class TaskAbandoned(ServiceError):
+    code = "task_abandoned"
+    category = "unexpected"
     status_hint = 500
 
 

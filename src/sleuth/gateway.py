@@ -24,9 +24,8 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -38,8 +37,6 @@ from sleuth import providers as registry
 from sleuth.config import Settings, load_settings
 from sleuth.contract import (
     Degradation,
-    ErrorInfo,
-    ProviderReport,
     ResultItem,
     SearchRequest,
     SearchResponse,
@@ -49,6 +46,7 @@ from sleuth.contract import (
 from sleuth.errors import InvalidRequest, MissingApiKey, NoResults, SearchError
 from sleuth.mapping_files import MappingFiles
 from sleuth.model_summary import summarize_with_model
+from sleuth.outcomes import Merged, merge_outcomes
 from sleuth.providers.base import HttpRequest, Provider, ProviderQuery, ProviderSettings
 from sleuth.providers.mapping import FieldMapping
 from sleuth.resilience import ladder
@@ -62,11 +60,10 @@ from sleuth.stages.dedupe import dedupe
 from sleuth.stages.facts import check_facts
 from sleuth.stages.guard import guard
 from sleuth.stages.injection import screen
-from sleuth.stages.normalize import normalize
 from sleuth.stages.project import check_include, project
 from sleuth.stages.rank import rank
 from sleuth.stages.rewrite import Rewritten, asks_for_sources, is_time_sensitive, rewrite
-from sleuth.stages.scope import filter_domains, filter_time_range, refusal
+from sleuth.stages.scope import refusal
 from sleuth.stages.summarize import summarize
 from sleuth.stages.trust import score_items
 from sleuth.stages.verify import confidence, date_items
@@ -88,6 +85,11 @@ from sleuth.transport import (
 )
 
 log = logging.getLogger(__name__)
+
+#: Told of each step of a search as it happens: `(kind, detail)`, e.g.
+#: ("provider_finished", {"provider": "brave", "status": "ok", "results": 10}).
+#: Called on the event loop; it must be quick and must not raise.
+Progress = Callable[[str, dict[str, Any]], None]
 
 
 def parse_request(data: SearchRequest | Mapping[str, Any]) -> SearchRequest:
@@ -115,19 +117,10 @@ def build_transport(settings: Settings) -> Transport:
     return transport
 
 
-@dataclass
-class _Merged:
-    """The fan-out's hits as candidates, and the record of how each provider fared."""
-
-    items: list[ResultItem] = field(default_factory=list)
-    reports: dict[str, ProviderReport] = field(default_factory=dict)
-    errors: list[ErrorInfo] = field(default_factory=list)
-    degradations: list[Degradation] = field(default_factory=list)
-
-
 class _Timer:
-    def __init__(self) -> None:
+    def __init__(self, progress: Progress | None = None) -> None:
         self.timings: dict[str, float] = {}
+        self._progress = progress
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
@@ -136,6 +129,8 @@ class _Timer:
             yield
         finally:
             self.timings[name] = round((time.perf_counter() - started) * 1000, 3)
+            if self._progress is not None:
+                self._progress("stage", {"stage": name, "ms": self.timings[name]})
 
 
 class Sleuth:
@@ -221,16 +216,25 @@ class Sleuth:
 
         return asyncio.run(run())
 
-    async def search(self, request: SearchRequest | Mapping[str, Any] | str) -> SearchResponse:
+    async def search(
+        self,
+        request: SearchRequest | Mapping[str, Any] | str,
+        *,
+        progress: Progress | None = None,
+        task_id: str | None = None,
+    ) -> SearchResponse:
         """Run one search. Raises only for the caller's own mistakes (`InvalidRequest`,
-        `PolicyViolation`); back-end failures are reported inside the response."""
+        `PolicyViolation`); back-end failures are reported inside the response.
+
+        `progress` hears each stage and each provider start and finish; `task_id`
+        names the response (a fresh one when not given)."""
         req = parse_request({"query": request} if isinstance(request, str) else request)
         now = datetime.now(UTC)
         started = time.perf_counter()
         deadline = started + self.settings.deadline_s
-        timer = _Timer()
+        timer = _Timer(progress)
         settings = self.settings
-        task_id = f"srch_{uuid.uuid4().hex}"
+        task_id = task_id or f"srch_{uuid.uuid4().hex}"
 
         with timer.stage("guard"):
             guarded = guard(req.query, settings.guard)
@@ -263,15 +267,19 @@ class Sleuth:
             outcomes, fallbacks = await ask_chain(
                 [provider.name for provider in chosen],
                 backups,
-                lambda name: self._exchange(name, mappings[name], req, guarded.text, rewritten),
-                self._policies(),
+                lambda name: self._exchange(
+                    name, mappings[name], req, guarded.text, rewritten, progress
+                ),
+                self._policies(progress),
                 priority=req.priority,
                 deadline=deadline,
                 deadline_s=settings.deadline_s,
             )
 
         with timer.stage("normalize"):
-            merged = self._merge(outcomes, req, now)
+            merged = merge_outcomes(
+                outcomes, req, now, per_provider_results=settings.per_provider_results
+            )
             merged.degradations.extend(fallbacks)
         candidates = merged.items
         with timer.stage("clean"):
@@ -343,7 +351,7 @@ class Sleuth:
         top: list[ResultItem],
         extractive: list[SummarySentence],
         deadline: float,
-        merged: _Merged,
+        merged: Merged,
     ) -> list[SummarySentence]:
         """The model's grounded sentences, or the extractive summary when it fails or
         none of its sentences is supported; what was dropped is recorded."""
@@ -405,8 +413,22 @@ class Sleuth:
         except Exception:
             log.exception("the answer could not be cached")
 
-    def _policies(self) -> Policies:
+    def _policies(self, progress: Progress | None = None) -> Policies:
         settings = self.settings
+
+        def finished(outcome: ProviderOutcome) -> None:
+            if progress is not None:
+                detail: dict[str, Any] = {
+                    "provider": outcome.provider,
+                    "status": outcome.status,
+                    "results": len(outcome.hits),
+                    "latency_ms": round(outcome.latency_ms, 1),
+                    "retries": outcome.retries,
+                }
+                if outcome.error is not None:
+                    detail["error"] = outcome.error.code
+                progress("provider_finished", detail)
+
         return Policies(
             rules=self.rules,
             breaker=Breaker(self.store, settings.breaker),
@@ -415,6 +437,7 @@ class Sleuth:
             retry=settings.retry,
             hedge=settings.hedge,
             body_preview_bytes=settings.rules.body_preview_bytes,
+            on_outcome=finished,
         )
 
     def _include_for(self, req: SearchRequest, query: str, now: datetime) -> list[str]:
@@ -472,11 +495,17 @@ class Sleuth:
         req: SearchRequest,
         guarded_text: str,
         rewritten: Rewritten,
+        progress: Progress | None = None,
     ) -> Exchange:
         """How `resilience.call` talks to one provider for this request."""
         provider = registry.get(name)
+        attempts = 0
 
         async def send(request: HttpRequest, timeout_s: float) -> RawResponse:
+            nonlocal attempts
+            attempts += 1
+            if progress is not None:
+                progress("provider_started", {"provider": name, "attempt": attempts})
             return await self.transport.send(name, req.query, request, timeout_s)
 
         return Exchange(
@@ -528,69 +557,3 @@ class Sleuth:
         http_request = self._request_for(provider, req, guarded.text, rewritten)
         timeout = self.settings.providers[provider.name].timeout_s
         return await self.transport.send(provider.name, req.query, http_request, timeout)
-
-    def _merge(self, outcomes: list[ProviderOutcome], req: SearchRequest, now: datetime) -> _Merged:
-        """All providers' hits as one candidate list, with what each provider did."""
-        merged = _Merged()
-        for outcome in outcomes:
-            hits = outcome.hits[: self.settings.per_provider_results]
-            provider = registry.get(outcome.provider)
-            plain = provider.info.text_format == "text"
-            items = normalize(outcome.provider, hits, now, plain_text=plain)
-            merged.items.extend(
-                self._emulate_filters(provider, req, items, now, merged.degradations)
-            )
-            merged.reports[outcome.provider] = ProviderReport(
-                status=outcome.status,
-                latency_ms=round(outcome.latency_ms, 1),
-                results=len(outcome.hits),
-                retries=outcome.retries,
-            )
-            merged.degradations.extend(outcome.degradations)
-            if outcome.error is not None:
-                merged.errors.append(outcome.error.info())
-            if outcome.error is not None and outcome.status != "empty":
-                merged.degradations.append(
-                    Degradation(
-                        kind="provider_failed",
-                        provider=outcome.provider,
-                        reason=f"{outcome.error.code}: {outcome.error.message}",
-                    )
-                )
-        return merged
-
-    def _emulate_filters(
-        self,
-        provider: Provider,
-        req: SearchRequest,
-        items: list[ResultItem],
-        now: datetime,
-        degradations: list[Degradation],
-    ) -> list[ResultItem]:
-        if req.domain_filter and provider.info.domain_filter:
-            # Native filters are often operators (site:) that engines treat as hints:
-            # a result from another domain never reaches the agent either way.
-            items = filter_domains(items, req.domain_filter)
-        elif req.domain_filter:
-            kept = filter_domains(items, req.domain_filter)
-            degradations.append(
-                Degradation(
-                    kind="emulated_domain_filter",
-                    provider=provider.name,
-                    reason=f"{provider.name} cannot filter by domain; sleuth kept "
-                    f"{len(kept)} of {len(items)} results from {', '.join(req.domain_filter)}",
-                )
-            )
-            items = kept
-        if req.time_range != "any" and not provider.info.time_range:
-            kept = filter_time_range(items, req.time_range, now)
-            degradations.append(
-                Degradation(
-                    kind="emulated_time_range",
-                    provider=provider.name,
-                    reason=f"{provider.name} cannot filter by date; sleuth kept {len(kept)} of "
-                    f"{len(items)} results dated within {req.time_range} (undated ones dropped)",
-                )
-            )
-            items = kept
-        return items

@@ -109,6 +109,8 @@ class Policies:
     wall: Callable[[], float] = time.time
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     rng: Rng | None = None
+    #: Told of each provider's outcome as soon as it is known (progress events).
+    on_outcome: Callable[[ProviderOutcome], None] | None = None
 
 
 class _QuotaRefused(Exception):
@@ -323,7 +325,7 @@ class ProviderCall:
         *,
         hits: list[RawHit] | None = None,
     ) -> ProviderOutcome:
-        return ProviderOutcome(
+        outcome = ProviderOutcome(
             provider=self.provider,
             hits=hits or [],
             error=error,
@@ -332,6 +334,10 @@ class ProviderCall:
             retries=max(0, self.sends - 1),
             degradations=list(self.degradations),
         )
+        # Every way a call ends passes here, so this is where its outcome is announced.
+        if self.policies.on_outcome is not None:
+            self.policies.on_outcome(outcome)
+        return outcome
 
 
 # --- the chain ------------------------------------------------------------------------

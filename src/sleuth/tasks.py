@@ -1,0 +1,449 @@
+"""Asynchronous search tasks: submit, track, cancel, and run every accepted task to
+success or failed, even across a crash.
+
+    submit ──► pending ──claim──► running ──► success | failed
+       │  (idempotency key:            │ lease renewed while it runs;
+       │   the same task back)         │ a dead worker's lease runs out and
+       └─ queue full: 429               │ another claim runs it again
+
+A task lives in the store (SQLite by default, Redis when scaled out), never only in
+memory: a worker claims it with a lease (`tasks.lease_s`) and renews the lease while
+the search runs. When the process is killed (`kill -9`), nothing is lost: pending
+tasks are still pending, and a running task's lease runs out, so the next worker to
+look (in this or another process, after a restart) claims it again. A task claimed
+`max_attempts` times without finishing fails as `task_abandoned` rather than crash
+workers forever. Completion is idempotent: only the worker holding the lease can
+finish a task, so a task finishes once. On a graceful stop, running tasks get
+`serve.shutdown_grace_s` to finish and the rest go back to the queue.
+
+Progress events (accepted, started, provider_started, provider_finished, stage,
+done) are appended to the store in order by one writer per task; `follow` streams
+them to the HTTP and MCP adapters until the task is finished.
+
+A task is visible to its tenant only: another tenant's task is "not found", exactly
+as a task that does not exist.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from sleuth.contract import ErrorInfo, SearchRequest, SearchResponse, Task, TaskEvent
+from sleuth.errors import (
+    SearchError,
+    TaskAbandoned,
+    TaskCancelled,
+    TaskNotFound,
+    TooManyRequests,
+)
+from sleuth.gateway import Sleuth, parse_request
+from sleuth.service_settings import TaskSettings
+from sleuth.store import EventRecord, Store, TaskRecord
+
+__all__ = ["DEFAULT_TENANT", "TaskRunner", "task_from_record"]
+
+log = logging.getLogger(__name__)
+
+#: The tenant of requests made without API keys (auth off, the library, the CLI).
+DEFAULT_TENANT = "default"
+
+_PRIORITY = {"normal": 0, "high": 1}
+
+Stop = Literal["cancelled", "lease_lost", "shutdown"]
+
+
+def _utc(seconds: float | None) -> datetime | None:
+    return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
+
+
+def task_from_record(record: TaskRecord, events: list[EventRecord] | None = None) -> Task:
+    """The contract's view of a stored task (no tenant, lease or worker)."""
+    return Task(
+        task_id=record.task_id,
+        status=record.status,
+        events=[
+            TaskEvent(
+                seq=e.seq, at=datetime.fromtimestamp(e.at, UTC), kind=e.kind, detail={**e.detail}
+            )
+            for e in events or []
+        ],
+        result=SearchResponse.model_validate(record.result) if record.result else None,
+        error=ErrorInfo.model_validate(record.error) if record.error else None,
+        created_at=datetime.fromtimestamp(record.created_at, UTC),
+        updated_at=datetime.fromtimestamp(record.updated_at, UTC),
+        started_at=_utc(record.started_at),
+        finished_at=_utc(record.finished_at),
+        attempts=record.attempts,
+    )
+
+
+class _EventWriter:
+    """Appends a task's events to the store in the order they were emitted.
+
+    `emit` is synchronous (the gateway's progress hook runs inside the search); one
+    background task drains the queue, so `seq` follows emission order.
+    """
+
+    def __init__(self, store: Store, task_id: str, clock: Callable[[], float]) -> None:
+        self._store = store
+        self._task_id = task_id
+        self._clock = clock
+        self._queue: asyncio.Queue[tuple[str, dict[str, Any], float] | None] = asyncio.Queue()
+        self._drain = asyncio.create_task(self._write())
+
+    def emit(self, kind: str, detail: dict[str, Any]) -> None:
+        self._queue.put_nowait((kind, detail, self._clock()))
+
+    async def _write(self) -> None:
+        while (item := await self._queue.get()) is not None:
+            kind, detail, at = item
+            try:
+                await self._store.append_event(self._task_id, kind, detail, at)
+            except Exception:  # progress is informative; losing one never fails the task
+                log.exception("event %s of task %s could not be stored", kind, self._task_id)
+
+    async def close(self) -> None:
+        self._queue.put_nowait(None)
+        await self._drain
+
+
+@dataclass
+class _Running:
+    record: TaskRecord
+    search: asyncio.Task[SearchResponse]
+    stop: Stop | None = None
+    keeper: asyncio.Task[None] | None = field(default=None)
+
+
+class TaskRunner:
+    """Submits tasks to the store and runs them with `settings.workers` workers.
+
+    Use `async with TaskRunner(...)` (or `start`/`stop`) to run workers in this
+    process; without them, it only submits and reads (another process runs them).
+
+    >>> import asyncio
+    >>> from sleuth.testing import memory_settings
+    >>> from sleuth.store import MemoryStore
+    >>> async def demo() -> str:
+    ...     store = MemoryStore()
+    ...     async with Sleuth(memory_settings(), store=store) as sleuth:
+    ...         async with TaskRunner(sleuth, store) as runner:
+    ...             task, _ = await runner.submit({"query": "local knowledge base"})
+    ...             done = await runner.wait(task.task_id)
+    ...             return done.status
+    >>> asyncio.run(demo())
+    'success'
+    """
+
+    def __init__(
+        self,
+        sleuth: Sleuth,
+        store: Store,
+        settings: TaskSettings | None = None,
+        *,
+        worker_id: str | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.sleuth = sleuth
+        self.store = store
+        self.settings = settings or sleuth.settings.tasks
+        self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._clock = clock
+        self._wake = asyncio.Event()
+        self._changed: dict[str, asyncio.Event] = {}
+        self._running: dict[str, _Running] = {}
+        self._loops: list[asyncio.Task[None]] = []
+        self._stopping = asyncio.Event()
+
+    # --- submitting and reading ------------------------------------------------------
+
+    async def submit(
+        self,
+        request: SearchRequest | Mapping[str, Any],
+        *,
+        tenant: str = DEFAULT_TENANT,
+        idempotency_key: str | None = None,
+    ) -> tuple[Task, bool]:
+        """Accept a task: (task, created). A retried submit with the same idempotency
+        key returns the first task and False. Raises `InvalidRequest` for bad input and
+        `TooManyRequests` when the queue is full; an accepted task always finishes."""
+        req = parse_request(request)
+        pending = await self.store.count_tasks("pending")
+        if pending >= self.settings.queue_max:
+            retry_after = self.settings.queue_full_retry_after_s
+            raise TooManyRequests(
+                f"the task queue is full ({pending} pending, the limit is "
+                f"{self.settings.queue_max}); retry after {retry_after:g}s",
+                retry_after_s=retry_after,
+            )
+        now = self._clock()
+        record, created = await self.store.create_task(
+            TaskRecord(
+                task_id=f"task_{uuid.uuid4().hex}",
+                tenant=tenant,
+                request=req.model_dump(mode="json"),
+                created_at=now,
+                updated_at=now,
+                idempotency_key=idempotency_key,
+                priority=_PRIORITY[req.priority],
+            )
+        )
+        if created:
+            await self.store.append_event(record.task_id, "accepted", {"query": req.query}, now)
+            self._wake.set()
+        return task_from_record(record), created
+
+    async def get(self, task_id: str, tenant: str = DEFAULT_TENANT, *, events: bool = True) -> Task:
+        record = await self._owned(task_id, tenant)
+        found = await self.store.task_events(task_id) if events else None
+        return task_from_record(record, found)
+
+    async def cancel(self, task_id: str, tenant: str = DEFAULT_TENANT) -> Task:
+        """Cancel a task: a pending one fails at once, a running one stops at its
+        worker's next lease renewal (at once when it runs in this process); a finished
+        one is returned as it is."""
+        await self._owned(task_id, tenant)
+        now = self._clock()
+        error = TaskCancelled("cancelled by the caller").info().model_dump(mode="json")
+        record = await self.store.cancel_task(task_id, error, now)
+        if record is None:
+            raise TaskNotFound(f"task_id: no task {task_id!r}", field="task_id")
+        if record.status == "failed" and record.finished_at == now:
+            await self.store.append_event(
+                task_id, "done", {"status": "failed", "error": "cancelled"}, now
+            )
+        elif record.status == "running":
+            await self.store.append_event(task_id, "cancel_requested", {}, now)
+            if (running := self._running.get(task_id)) is not None:
+                self._halt(running, "cancelled")
+        self._notify(task_id)
+        return task_from_record(record)
+
+    async def wait(
+        self, task_id: str, tenant: str = DEFAULT_TENANT, timeout_s: float = 60.0
+    ) -> Task:
+        """The task once it is finished (events included)."""
+        async with asyncio.timeout(timeout_s):
+            async for _ in self.follow(task_id, tenant):
+                pass
+        return await self.get(task_id, tenant)
+
+    async def follow(
+        self, task_id: str, tenant: str = DEFAULT_TENANT, after: int = 0
+    ) -> AsyncIterator[TaskEvent]:
+        """The task's events after `after`, as they happen, until it is finished."""
+        await self._owned(task_id, tenant)
+        seen = after
+        while True:
+            changed = self._changed.setdefault(task_id, asyncio.Event())
+            changed.clear()
+            record = await self.store.get_task(task_id)
+            for event in await self.store.task_events(task_id, seen):
+                seen = event.seq
+                yield TaskEvent(
+                    seq=event.seq,
+                    at=datetime.fromtimestamp(event.at, UTC),
+                    kind=event.kind,
+                    detail={**event.detail},
+                )
+            if record is None or record.status in ("success", "failed"):
+                return
+            # Woken at once by this process's workers; another process's by polling.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), self.settings.poll_s)
+
+    async def _owned(self, task_id: str, tenant: str) -> TaskRecord:
+        record = await self.store.get_task(task_id)
+        if record is None or record.tenant != tenant:
+            # Another tenant's task looks exactly like a missing one (no existence leak).
+            raise TaskNotFound(f"task_id: no task {task_id!r}", field="task_id")
+        return record
+
+    def _notify(self, task_id: str) -> None:
+        if (event := self._changed.get(task_id)) is not None:
+            event.set()
+
+    # --- workers ---------------------------------------------------------------------
+
+    async def __aenter__(self) -> TaskRunner:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def start(self) -> None:
+        self._stopping.clear()
+        self._loops = [asyncio.create_task(self._work()) for _ in range(self.settings.workers)]
+        self._loops.append(asyncio.create_task(self._expire()))
+
+    async def stop(self, grace_s: float = 0.0) -> None:
+        """Stop taking tasks; give running ones `grace_s` to finish, then put the rest
+        back in the queue (pending) for the next worker."""
+        self._stopping.set()
+        self._wake.set()
+        if self._running and grace_s > 0:
+            searches = [running.search for running in self._running.values()]
+            await asyncio.wait(searches, timeout=grace_s)
+        for running in list(self._running.values()):
+            self._halt(running, "shutdown")
+        await asyncio.gather(*self._loops, return_exceptions=True)
+        self._loops = []
+
+    async def run_once(self) -> bool:
+        """Claim and run one task, if any is runnable; whether one was."""
+        record = await self.store.claim_task(self.worker_id, self._clock(), self.settings.lease_s)
+        if record is None:
+            return False
+        await self._run(record)
+        return True
+
+    async def _work(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                ran = await self.run_once()
+            except Exception:  # a broken store must not kill the worker; it retries
+                log.exception("worker %s could not claim a task", self.worker_id)
+                ran = False
+            if not ran and not self._stopping.is_set():
+                self._wake.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self.settings.poll_s)
+
+    async def _expire(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                removed = await self.store.expire_tasks(self._clock() - self.settings.retention_s)
+                if removed:
+                    log.info("expired %d finished tasks", removed)
+            except Exception:
+                log.exception("expired tasks could not be deleted")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.settings.expire_every_s)
+
+    def _halt(self, running: _Running, why: Stop) -> None:
+        if running.stop is None:
+            running.stop = why
+        running.search.cancel()
+
+    async def _run(self, record: TaskRecord) -> None:
+        if self._stopping.is_set():  # claimed just as the stop began: leave it to the next
+            await self.store.release_task(record.task_id, self.worker_id, self._clock())
+            return
+        events = _EventWriter(self.store, record.task_id, self._clock)
+        try:
+            if record.attempts > self.settings.max_attempts:
+                error = TaskAbandoned(
+                    f"task was claimed {record.attempts} times and its worker stopped "
+                    "every time; it is not run again",
+                ).info()
+                await self._finish(record, events, error=error)
+                return
+            events.emit("started", {"attempt": record.attempts, "worker": self.worker_id})
+            search = asyncio.create_task(
+                self.sleuth.search(
+                    record.request,
+                    progress=self._progress(events, record.task_id),
+                    task_id=record.task_id,
+                )
+            )
+            running = _Running(record, search)
+            self._running[record.task_id] = running
+            running.keeper = asyncio.create_task(self._keep_lease(running))
+            response: SearchResponse | None = None
+            error_info: ErrorInfo | None = None
+            try:
+                response = await search
+            except asyncio.CancelledError:
+                if running.stop is None:  # this worker itself is being cancelled
+                    raise
+            except SearchError as exc:
+                error_info = exc.info()
+            except Exception as exc:
+                log.exception("task %s failed unexpectedly", record.task_id)
+                error_info = SearchError(f"internal error: {type(exc).__name__}: {exc}").info()
+            finally:
+                running.keeper.cancel()
+                self._running.pop(record.task_id, None)
+            if running.stop == "lease_lost":
+                return  # another worker owns it now
+            if running.stop == "shutdown":
+                events.emit("requeued", {"reason": "the worker shut down"})
+                await events.close()
+                await self.store.release_task(record.task_id, self.worker_id, self._clock())
+                return
+            if running.stop == "cancelled":
+                error_info = TaskCancelled("cancelled by the caller").info()
+            await self._finish(record, events, response=response, error=error_info)
+        finally:
+            with contextlib.suppress(Exception):
+                await events.close()
+            self._notify(record.task_id)
+
+    def _progress(
+        self, events: _EventWriter, task_id: str
+    ) -> Callable[[str, dict[str, Any]], None]:
+        def emit(kind: str, detail: dict[str, Any]) -> None:
+            events.emit(kind, detail)
+            self._notify(task_id)
+
+        return emit
+
+    async def _finish(
+        self,
+        record: TaskRecord,
+        events: _EventWriter,
+        *,
+        response: SearchResponse | None = None,
+        error: ErrorInfo | None = None,
+    ) -> None:
+        if response is not None:
+            events.emit("done", {"status": "success", "results": len(response.results)})
+        else:
+            error = error or SearchError("the search ended without an answer").info()
+            events.emit("done", {"status": "failed", "error": error.code})
+        # The last event is stored before the task turns terminal, so a follower that
+        # sees it finished has every event to read.
+        await events.close()
+        finished = await self.store.finish_task(
+            record.task_id,
+            self.worker_id,
+            self._clock(),
+            result=response.model_dump(mode="json") if response is not None else None,
+            error=error.model_dump(mode="json") if error is not None else None,
+        )
+        if not finished:
+            log.warning(
+                "task %s was finished elsewhere; this run's outcome is dropped", record.task_id
+            )
+
+    async def _keep_lease(self, running: _Running) -> None:
+        """Renew the lease while the search runs; stop it when the lease is lost or the
+        caller cancelled (possibly through another process)."""
+        task_id = running.record.task_id
+        every = self.settings.lease_s / 3
+        while True:
+            await asyncio.sleep(every)
+            try:
+                renewed = await self.store.renew_lease(
+                    task_id, self.worker_id, self._clock(), self.settings.lease_s
+                )
+            except Exception:
+                log.exception("lease of task %s could not be renewed", task_id)
+                continue
+            if renewed is None:
+                self._halt(running, "lease_lost")
+                return
+            if renewed.cancel_requested:
+                self._halt(running, "cancelled")
+                return

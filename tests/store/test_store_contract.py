@@ -2,12 +2,13 @@
 
 Every test runs against each backend (`store`); the tests under "shared" run against
 each backend that several processes can share (`open_shared` opens another handle on
-the same state, as a second process would). Redis joins both lists when it lands.
+the same state, as a second process or replica would).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import subprocess
 import sys
@@ -19,13 +20,8 @@ from typing import Any
 
 import pytest
 
-from sleuth.store import (
-    BreakerRecord,
-    CacheEntry,
-    SqliteStore,
-    Store,
-    Take,
-)
+from redis_server import namespace, redis_url_or_skip
+from sleuth.store import BreakerRecord, CacheEntry, SqliteStore, Store, Take
 
 DAY = 86400.0
 T0 = 1_750_000_000.0  # a wall-clock time, as stores are given
@@ -250,10 +246,39 @@ async def test_handles_on_one_store_share_breakers_buckets_and_cache(
     assert await second.get_cached("k1", T0) is not None
 
 
+async def test_replicas_drawing_from_one_pool_never_overspend(
+    open_shared: Callable[[], Store],
+) -> None:
+    replicas = [open_shared() for _ in range(3)]
+    bucket = Bucket(rate=0.0, capacity=50)
+
+    takes = await asyncio.gather(
+        *(replica.take("search", 1, T0, bucket) for replica in replicas for _ in range(100))
+    )
+
+    assert sum(take.granted for take in takes) == 50
+
+
+async def test_replicas_taking_turns_on_one_breaker_lose_no_update(
+    open_shared: Callable[[], Store],
+) -> None:
+    # Each handle remembers the record it last wrote; the others' writes make it stale.
+    first, second = open_shared(), open_shared()
+
+    def add_call(record: BreakerRecord) -> BreakerRecord:
+        return replace(record, calls=(*record.calls, (T0, False)))
+
+    for _ in range(3):
+        await first.update_breaker("brave", add_call)
+        await second.update_breaker("brave", add_call)
+
+    assert len((await first.get_breaker("brave")).calls) == 6
+
+
 _TAKER = textwrap.dedent(
     """
-    import asyncio, math, sys
-    from sleuth.store import SqliteStore, Take
+    import asyncio, json, math, sys
+    from sleuth.store import StoreSettings, Take, open_store
 
     class Fixed:  # 100 tokens, never refilled
         def apply(self, state, tokens, now):
@@ -263,7 +288,7 @@ _TAKER = textwrap.dedent(
             return {"level": level}, Take(False, math.inf, "empty")
 
     async def main():
-        store = SqliteStore(sys.argv[1])
+        store = open_store(StoreSettings.model_validate(json.loads(sys.argv[1])))
         takes = await asyncio.gather(*(store.take("search", 1, 0.0, Fixed()) for _ in range(60)))
         await store.aclose()
         print(sum(take.granted for take in takes))
@@ -273,15 +298,20 @@ _TAKER = textwrap.dedent(
 )
 
 
-def test_processes_never_double_spend_a_token(tmp_path: Path) -> None:
-    path = tmp_path / "shared.sqlite"
-    asyncio.run(SqliteStore(path).aclose())  # schema in place before the race
+@pytest.mark.parametrize("backend", ["sqlite", "redis"])
+def test_processes_never_double_spend_a_token(tmp_path: Path, backend: str) -> None:
+    if backend == "sqlite":
+        path = tmp_path / "shared.sqlite"
+        asyncio.run(SqliteStore(path).aclose())  # schema in place before the race
+        settings: dict[str, Any] = {"backend": "sqlite", "path": str(path)}
+    else:
+        settings = {"backend": "redis", "url": redis_url_or_skip(), "namespace": namespace()}
     script = tmp_path / "taker.py"
     script.write_text(_TAKER, encoding="utf-8")
 
     workers = [
         subprocess.Popen(  # noqa: S603 - our own interpreter running our own script
-            [sys.executable, str(script), str(path)], stdout=subprocess.PIPE, text=True
+            [sys.executable, str(script), json.dumps(settings)], stdout=subprocess.PIPE, text=True
         )
         for _ in range(3)
     ]

@@ -1,7 +1,7 @@
 """The store protocols, the records they carry, and the cache's key and lifetimes.
 
 Resilience state lives behind three narrow protocols so that one process (memory),
-several processes on one host (SQLite) and several replicas (Redis, later) share it
+several processes on one host (SQLite) and several replicas (Redis) share it
 the same way; one contract suite (`tests/store/test_store_contract.py`) runs against
 every implementation.
 

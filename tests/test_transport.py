@@ -1,16 +1,26 @@
 """The transport against a real local HTTP server, and record/replay on disk."""
 
+import importlib.util
 import json
+import re
+import socket
 import time
+from collections.abc import Iterator
+from ipaddress import ip_address
 from pathlib import Path
 from typing import ClassVar
 
+import httpx
 import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
+from sleuth import egress
+from sleuth.egress import Address, EgressPolicy, EgressSettings
 from sleuth.errors import (
     BadResponse,
+    ConfigError,
+    EgressDenied,
     ProviderRejected,
     ProviderTimeout,
     ProviderUnavailable,
@@ -237,3 +247,283 @@ async def test_ddgs_slower_than_the_timeout_is_cut(ddg: HttpTransport) -> None:
     with pytest.raises(ProviderTimeout):
         await ddg.send("duckduckgo", "q", DDG_REQUEST, 0.1)
     assert time.perf_counter() - started < 0.4
+
+
+# --- egress: the address policy and the proxy, fail closed ------------------------------
+# Only loopback addresses are ever contacted: a refusal happens before any connection,
+# and names other than localhost are answered by a fake resolver.
+
+
+def policy(*allow: str) -> EgressPolicy:
+    built = EgressPolicy.from_settings(EgressSettings(allow_private=list(allow)))
+    assert built is not None
+    return built
+
+
+@pytest.fixture
+def dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
+    table: dict[str, list[str]] = {}
+
+    async def resolve(host: str, port: int) -> list[Address]:
+        if host not in table:
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        return [ip_address(address) for address in table[host]]
+
+    monkeypatch.setattr(egress, "resolve", resolve)
+    return table
+
+
+@pytest.fixture
+def second_server() -> Iterator[HTTPServer]:
+    server = HTTPServer(host="127.0.0.1")
+    server.start()
+    yield server
+    server.clear()
+    server.stop()
+
+
+def loopback_url(server: HTTPServer, path: str) -> str:
+    return f"http://127.0.0.1:{server.port}{path}"
+
+
+async def test_with_a_policy_a_loopback_server_is_refused_before_any_connection(
+    httpserver: HTTPServer, tmp_path: Path
+) -> None:
+    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite", egress=policy())
+    for url in (
+        loopback_url(httpserver, "/search"),
+        f"http://localhost:{httpserver.port}/search",
+        f"http://2130706433:{httpserver.port}/search",  # 127.0.0.1 spelled as a number
+        f"http://[::ffff:127.0.0.1]:{httpserver.port}/search",
+    ):
+        with pytest.raises(EgressDenied) as caught:
+            await transport.send("searxng", "q", HttpRequest("GET", url), 2)
+        assert caught.value.provider == "searxng"
+        assert caught.value.info().code == "egress_denied"
+    await transport.aclose()
+    assert httpserver.log == []
+
+
+async def test_an_allowed_loopback_server_answers(httpserver: HTTPServer, tmp_path: Path) -> None:
+    httpserver.expect_request("/search").respond_with_json({"ok": True})
+    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite", egress=policy("127.0.0.1"))
+    request = HttpRequest("GET", loopback_url(httpserver, "/search"))
+    response = await transport.send("searxng", "q", request, 2)
+    await transport.aclose()
+    assert response.body == {"ok": True}
+
+
+async def test_the_connection_goes_to_the_address_that_was_checked(
+    httpserver: HTTPServer, tmp_path: Path, dns: dict[str, list[str]]
+) -> None:
+    # "pinned.test" exists only in the fake resolver: the answer proves that the
+    # connection used the checked address, not a second lookup somewhere else.
+    dns["pinned.test"] = ["127.0.0.1"]
+    httpserver.expect_request("/search").respond_with_json({"pinned": True})
+    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite", egress=policy("127.0.0.1"))
+    request = HttpRequest("GET", f"http://pinned.test:{httpserver.port}/search")
+    response = await transport.send("searxng", "q", request, 2)
+    await transport.aclose()
+    assert response.body == {"pinned": True}
+    ((seen, _),) = httpserver.log
+    assert seen.headers["Host"] == f"pinned.test:{httpserver.port}"
+
+
+async def test_a_name_resolving_inside_is_refused(
+    httpserver: HTTPServer, tmp_path: Path, dns: dict[str, list[str]]
+) -> None:
+    dns["searx.rebind.test"] = ["127.0.0.1"]
+    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite", egress=policy())
+    request = HttpRequest("GET", f"http://searx.rebind.test:{httpserver.port}/search")
+    with pytest.raises(EgressDenied, match=re.escape("searx.rebind.test resolves to 127.0.0.1")):
+        await transport.send("searxng", "q", request, 2)
+    await transport.aclose()
+    assert httpserver.log == []
+
+
+async def test_a_redirect_inside_the_network_is_refused(
+    httpserver: HTTPServer, tmp_path: Path
+) -> None:
+    # 127.0.0.2 is loopback too: even a broken check would send nothing off the machine.
+    target = f"http://127.0.0.2:{httpserver.port}/meta-data"
+    httpserver.expect_request("/search").respond_with_data(
+        "", status=302, headers={"Location": target}
+    )
+    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite", egress=policy("127.0.0.1/32"))
+    request = HttpRequest("GET", loopback_url(httpserver, "/search"))
+    with pytest.raises(EgressDenied, match=re.escape("127.0.0.2 is a loopback address")):
+        await transport.send("searxng", "q", request, 2)
+    await transport.aclose()
+    assert [seen.path for seen, _ in httpserver.log] == ["/search"]
+
+
+async def test_an_unresolvable_name_is_unavailable_not_denied(
+    tmp_path: Path, dns: dict[str, list[str]]
+) -> None:
+    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite", egress=policy())
+    request = HttpRequest("GET", "http://nowhere.test/search")
+    with pytest.raises(ProviderUnavailable, match=re.escape("cannot resolve nowhere.test")):
+        await transport.send("searxng", "q", request, 2)
+    await transport.aclose()
+
+
+async def test_through_the_proxy_the_destination_is_checked_first(
+    httpserver: HTTPServer, tmp_path: Path, dns: dict[str, list[str]]
+) -> None:
+    # The proxy (a loopback server) is configuration and trusted; the destinations
+    # are checked before it is asked, and a name only it can resolve is its to judge.
+    httpserver.expect_request("/search").respond_with_json({"via": "proxy"})
+    dns["metadata.cloud.test"] = ["169.254.169.254"]
+    transport = HttpTransport(
+        kb_path=tmp_path / "kb.sqlite",
+        egress_proxy=loopback_url(httpserver, ""),
+        egress=policy(),
+    )
+    request = HttpRequest("GET", "http://searx.sleuth-test.invalid/search")
+    assert (await transport.send("searxng", "q", request, 2)).body == {"via": "proxy"}
+    for url in (
+        "http://10.0.0.1/search",
+        "http://0x7f.1/search",
+        "http://localhost:8888/search",
+        "http://metadata.cloud.test/latest/meta-data",
+    ):
+        with pytest.raises(EgressDenied):
+            await transport.send("searxng", "q", HttpRequest("GET", url), 2)
+    await transport.aclose()
+    assert len(httpserver.log) == 1
+
+
+async def test_through_the_proxy_a_redirect_inside_is_refused(
+    httpserver: HTTPServer, tmp_path: Path, dns: dict[str, list[str]]
+) -> None:
+    httpserver.expect_request("/search").respond_with_data(
+        "", status=302, headers={"Location": "http://169.254.169.254/latest/meta-data"}
+    )
+    transport = HttpTransport(
+        kb_path=tmp_path / "kb.sqlite",
+        egress_proxy=loopback_url(httpserver, ""),
+        egress=policy(),
+    )
+    request = HttpRequest("GET", "http://searx.sleuth-test.invalid/search")
+    with pytest.raises(EgressDenied, match=re.escape("169.254.169.254")):
+        await transport.send("searxng", "q", request, 2)
+    await transport.aclose()
+    assert len(httpserver.log) == 1
+
+
+async def test_a_proxy_that_is_down_fails_the_call_instead_of_going_direct(
+    httpserver: HTTPServer, tmp_path: Path
+) -> None:
+    httpserver.expect_request("/search").respond_with_json({"direct": True})
+    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite", egress_proxy="http://127.0.0.1:9")
+    request = HttpRequest("GET", loopback_url(httpserver, "/search"))
+    with pytest.raises(ProviderUnavailable):
+        await transport.send("searxng", "q", request, 1)
+    await transport.aclose()
+    assert httpserver.log == []
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"])
+async def test_proxy_variables_in_the_environment_are_ignored(
+    httpserver: HTTPServer,
+    second_server: HTTPServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    variable: str,
+) -> None:
+    for name in ("NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv(variable, loopback_url(second_server, ""))
+    second_server.expect_request("/search").respond_with_json({"via": "env proxy"})
+    httpserver.expect_request("/search").respond_with_json({"direct": True})
+    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite")
+    request = HttpRequest("GET", loopback_url(httpserver, "/search"))
+    response = await transport.send("searxng", "q", request, 2)
+    await transport.aclose()
+    assert response.body == {"direct": True}
+    assert second_server.log == []
+
+
+async def test_no_proxy_in_the_environment_cannot_exempt_a_host(
+    httpserver: HTTPServer,
+    second_server: HTTPServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("NO_PROXY", "*")
+    second_server.expect_request("/search").respond_with_json({"direct": True})
+    httpserver.expect_request("/search").respond_with_json({"via": "proxy"})
+    transport = HttpTransport(
+        kb_path=tmp_path / "kb.sqlite", egress_proxy=loopback_url(httpserver, "")
+    )
+    request = HttpRequest("GET", loopback_url(second_server, "/search"))
+    assert (await transport.send("searxng", "q", request, 2)).body == {"via": "proxy"}
+    await transport.aclose()
+    assert second_server.log == []
+
+
+def test_a_client_handed_in_with_a_proxy_or_a_policy_is_refused(tmp_path: Path) -> None:
+    for settings in ({"egress_proxy": "http://127.0.0.1:3128"}, {"egress": policy()}):
+        with pytest.raises(ConfigError, match="could bypass them"):
+            HttpTransport(
+                kb_path=tmp_path / "kb.sqlite",
+                client=httpx.AsyncClient(),
+                **settings,
+            )
+
+
+@pytest.mark.parametrize(
+    "proxy",
+    [
+        "ftp://user:s3cret@proxy.internal:21",
+        "proxy.internal:3128",
+        "http://",
+        "http://user:s3cret@[::1",
+        "http://user:s3cret@proxy.internal:99999",
+    ],
+)
+def test_an_unusable_proxy_url_is_a_config_error(tmp_path: Path, proxy: str) -> None:
+    with pytest.raises(ConfigError, match="egress_proxy") as caught:
+        HttpTransport(kb_path=tmp_path / "kb.sqlite", egress_proxy=proxy)
+    assert "s3cret" not in caught.value.message
+
+
+def test_a_socks_proxy_without_its_extra_is_a_config_error(tmp_path: Path) -> None:
+    if importlib.util.find_spec("socksio") is not None:
+        pytest.skip("httpx's socks extra is installed: socks proxies work")
+    with pytest.raises(ConfigError, match="cannot be used"):
+        HttpTransport(
+            kb_path=tmp_path / "kb.sqlite", egress_proxy="socks5://user:s3cret@127.0.0.1:1080"
+        )
+
+
+class DDGSWithoutProxy:
+    def __init__(self, timeout: int | None = 5) -> None:
+        raise AssertionError("must not be built: it would call out directly")
+
+
+async def test_a_ddgs_that_cannot_take_the_proxy_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import ddgs
+
+    monkeypatch.setattr(ddgs, "DDGS", DDGSWithoutProxy)
+    transport = HttpTransport(
+        kb_path=tmp_path / "kb.sqlite", egress_proxy="http://proxy.internal:3128"
+    )
+    with pytest.raises(EgressDenied, match="bypass egress_proxy") as caught:
+        await transport.send("duckduckgo", "q", DDG_REQUEST, 2.0)
+    assert caught.value.provider == "duckduckgo"
+
+
+async def test_ddgs_is_internal_to_the_address_policy(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import ddgs
+
+    monkeypatch.setattr(ddgs, "DDGS", FakeDDGS)
+    FakeDDGS.answer = []
+    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite", egress=policy())
+    response = await transport.send("duckduckgo", "q", DDG_REQUEST, 2.0)
+    assert response.body == {"results": []}
+    assert FakeDDGS.built["proxy"] is None

@@ -4,7 +4,17 @@
 (connection reuse, per-call timeouts, the optional egress proxy), answers `kb:`
 requests from the local index, and `ddgs:` requests through the ddgs library
 (DuckDuckGo has no JSON API; the library is the one I/O sleuth hands away, behind
-the same proxy, timeout and error mapping). `ReplayTransport` answers from a JSON Lines
+the same proxy, timeout and error mapping).
+
+Egress (see docs/safety.md): with `egress_proxy` set every HTTP call and every ddgs
+call goes through it, or fails: the client is built here and nowhere else (a client
+handed in together with a proxy or a policy is refused), environment proxy variables
+are ignored (`trust_env=False`; CA bundle variables still count), and a ddgs without
+proxy support is refused. With an `EgressPolicy` (`sleuth.egress`) every connection
+is checked after DNS resolution and made to the address that was checked, redirects
+included; through a proxy, the destination is checked before the proxy is asked.
+
+`ReplayTransport` answers from a JSON Lines
 cassette and never touches the network; `RecordingTransport` wraps another
 transport and appends every exchange to a cassette. httpx errors become
 `SearchError`s here, in one place.
@@ -21,21 +31,27 @@ answer successive calls in file order (a 429 and then a 200, say).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import math
+import ssl
 import time
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
+import httpcore
 import httpx
 
-from sleuth import kb
+from sleuth import egress, kb
+from sleuth.egress import EgressPolicy
 from sleuth.errors import (
     BadResponse,
     ConfigError,
+    EgressDenied,
     ProviderError,
     ProviderRejected,
     ProviderTimeout,
@@ -46,6 +62,8 @@ from sleuth.errors import (
 from sleuth.providers.base import HttpRequest
 
 USER_AGENT = "sleuth/0.1 (search for AI agents)"
+_PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
+_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
 # Response headers worth keeping in a cassette; cookies and the like are not.
 _RECORDED_HEADERS = ("content-type", "retry-after", "date", "x-ratelimit-remaining")
 
@@ -80,7 +98,15 @@ def decode_body(content: bytes, content_type: str) -> Any:
 
 
 class HttpTransport:
-    """Real I/O: httpx for HTTP(S), the SQLite index for `kb:` requests."""
+    """Real I/O: httpx for HTTP(S), the SQLite index for `kb:` requests.
+
+    `egress_proxy`: every HTTP and ddgs call goes through it. `egress`: the address
+    policy every HTTP connection is checked against; None checks nothing (tests
+    against local servers, and deployments that turn `egress.check_addresses` off).
+    `client`: a ready httpx client, only without proxy and policy (sleuth cannot
+    vouch for how a client it did not build routes its calls). Raises `ConfigError`
+    for an unusable proxy URL.
+    """
 
     def __init__(
         self,
@@ -89,16 +115,17 @@ class HttpTransport:
         egress_proxy: str | None = None,
         max_body_bytes: int = 5_000_000,
         client: httpx.AsyncClient | None = None,
+        egress: EgressPolicy | None = None,
     ) -> None:
+        if client is not None and (egress_proxy is not None or egress is not None):
+            raise ConfigError(
+                "HttpTransport builds its own client when an egress proxy or policy is set; "
+                "a client handed in could bypass them"
+            )
         self._kb_path = kb_path
-        self._proxy = egress_proxy
+        self._proxy = _checked_proxy(egress_proxy)
         self._max_body_bytes = max_body_bytes
-        self._client = client or httpx.AsyncClient(
-            proxy=egress_proxy,
-            headers={"User-Agent": USER_AGENT},
-            follow_redirects=True,
-            limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
-        )
+        self._client = client or _build_client(self._proxy, egress)
 
     async def send(
         self, provider: str, query: str, request: HttpRequest, timeout_s: float
@@ -126,6 +153,12 @@ class HttpTransport:
         from ddgs.exceptions import DDGSException
 
         params = request.params
+        if self._proxy is not None and not _ddgs_takes_proxy():
+            raise EgressDenied(
+                f"{provider}: this ddgs version takes no proxy, so its calls would bypass "
+                "egress_proxy; refused",
+                provider=provider,
+            )
         try:
             results = await asyncio.wait_for(
                 asyncio.to_thread(_ddgs_text, params, self._proxy, timeout_s), timeout_s
@@ -163,6 +196,8 @@ class HttpTransport:
             raise ProviderUnavailable(
                 f"cannot reach {provider}: {type(exc).__name__}: {exc}", provider=provider
             ) from exc
+        except EgressDenied as exc:  # raised below httpx, which knows no provider
+            raise EgressDenied(exc.message, provider=provider) from None
         headers = {key.lower(): value for key, value in response.headers.items()}
         body = decode_body(content, headers.get("content-type", ""))
         return RawResponse(response.status_code, headers, body)
@@ -183,9 +218,153 @@ class HttpTransport:
         await self._client.aclose()
 
 
+def _checked_proxy(proxy: str | None) -> str | None:
+    """`proxy` when it is a URL httpx and ddgs can route through; `ConfigError` if not,
+    so that a typo fails at start-up and never sends calls direct."""
+    if proxy is None:
+        return None
+    # The messages never repeat the URL: it may carry the proxy's password.
+    try:
+        url = httpx.URL(proxy)
+    except httpx.InvalidURL:
+        raise ConfigError("egress_proxy is not a valid URL") from None
+    port_ok = url.port is None or 0 < url.port < 65536  # httpx lets 99999 through
+    if url.scheme not in _PROXY_SCHEMES or not url.host or not port_ok:
+        raise ConfigError(
+            "egress_proxy must be an http://, https://, socks5:// or socks5h:// URL with a "
+            "host and a valid port"
+        )
+    return proxy
+
+
+def _build_client(proxy: str | None, policy: EgressPolicy | None) -> httpx.AsyncClient:
+    """The one httpx client, routed as configured and nothing else.
+
+    `trust_env=False`: HTTP(S)_PROXY, ALL_PROXY and NO_PROXY cannot send calls around
+    the configured proxy (or through one nobody configured), and .netrc adds no
+    credentials; the CA bundle variables (SSL_CERT_FILE, SSL_CERT_DIR) still count.
+    """
+    verify = httpx.create_ssl_context(trust_env=True)
+    hooks: dict[str, list[Any]] = {}
+    transport: httpx.AsyncHTTPTransport
+    try:
+        if policy is not None and proxy is None:
+            transport = _CheckedTransport(policy, verify)
+        else:
+            transport = httpx.AsyncHTTPTransport(
+                verify=verify, limits=_LIMITS, proxy=proxy, trust_env=False
+            )
+    except ImportError:  # a socks5 proxy without httpx's socks extra
+        raise ConfigError(
+            "egress_proxy is a socks proxy, which cannot be used without httpx's socks "
+            "extra (the socksio package)"
+        ) from None
+    if policy is not None and proxy is not None:
+        hooks["request"] = [partial(_check_destination, policy)]
+    return httpx.AsyncClient(
+        transport=transport,
+        trust_env=False,
+        headers={"User-Agent": USER_AGENT},
+        follow_redirects=True,
+        event_hooks=hooks,
+    )
+
+
+async def _check_destination(policy: EgressPolicy, request: httpx.Request) -> None:
+    """Before a call (or a redirect) goes to the proxy: check where it is headed."""
+    timeout = request.extensions.get("timeout", {}).get("connect")
+    await egress.check_before_proxy(
+        request.url.host, request.url.port or _default_port(request.url), policy, timeout
+    )
+
+
+def _default_port(url: httpx.URL) -> int:
+    return 443 if url.scheme == "https" else 80
+
+
+class _CheckedTransport(httpx.AsyncHTTPTransport):
+    """httpx's transport whose connections go only to addresses the policy allows.
+
+    httpx takes no network backend, so the connection pool it built is replaced by
+    one with `_CheckedBackend`; should a future httpx keep its pool elsewhere, this
+    refuses to start rather than run unchecked.
+    """
+
+    def __init__(self, policy: EgressPolicy, verify: ssl.SSLContext) -> None:
+        super().__init__(verify=verify, limits=_LIMITS, trust_env=False)
+        if not isinstance(getattr(self, "_pool", None), httpcore.AsyncConnectionPool):
+            raise ConfigError(
+                "this httpx version keeps its connection pool elsewhere: the egress check "
+                "cannot be installed, and sleuth will not connect unchecked"
+            )
+        self._pool = httpcore.AsyncConnectionPool(
+            ssl_context=verify,
+            max_connections=_LIMITS.max_connections,
+            max_keepalive_connections=_LIMITS.max_keepalive_connections,
+            keepalive_expiry=_LIMITS.keepalive_expiry,
+            network_backend=_CheckedBackend(policy),
+        )
+
+
+class _CheckedBackend(httpcore.AsyncNetworkBackend):
+    """Resolves each connection's host itself, checks every address, and connects to a
+    checked one: no second lookup happens between the check and the connection.
+
+    TLS still verifies the certificate against the host name (httpcore passes the
+    URL's host as the server name, not the address connected to).
+    """
+
+    def __init__(self, policy: EgressPolicy) -> None:
+        self._policy = policy
+        self._inner = httpcore.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        try:
+            addresses = await asyncio.wait_for(
+                egress.allowed_addresses(host, port, self._policy), timeout
+            )
+        except TimeoutError as exc:
+            raise httpcore.ConnectTimeout(f"resolving {host} timed out") from exc
+        except OSError as exc:  # the name does not resolve: as httpcore would report it
+            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
+        failure: httpcore.ConnectError | None = None
+        for address in addresses:
+            try:
+                return await self._inner.connect_tcp(
+                    str(address), port, timeout, local_address, socket_options
+                )
+            except httpcore.ConnectError as exc:  # the next address may answer
+                failure = exc
+        raise failure or httpcore.ConnectError(f"{host} resolves to no address")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+def _ddgs_takes_proxy() -> bool:
+    """Whether the installed ddgs can be told a proxy (checked, not assumed: without it
+    ddgs would call out directly)."""
+    from ddgs import DDGS
+
+    try:
+        parameters = inspect.signature(DDGS).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: assume the worst
+        return False
+    return any(p.name == "proxy" or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
 def _ddgs_text(params: Mapping[str, str], proxy: str | None, timeout_s: float) -> list[Any]:
-    """One ddgs text search (in a worker thread). The proxy is passed explicitly so that
-    ddgs never falls back to its own DDGS_PROXY variable and around the audited egress."""
+    """One ddgs text search (in a worker thread). The proxy is passed explicitly; ddgs
+    and its HTTP library (primp) then ignore NO_PROXY. Without an egress proxy ddgs
+    reads DDGS_PROXY and primp the HTTP(S)_PROXY variables, which sleuth cannot stop
+    (see docs/safety.md)."""
     from ddgs import DDGS  # imported on first use: only deployments that use DuckDuckGo pay
     from ddgs.exceptions import DDGSException
 

@@ -19,6 +19,7 @@ from sleuth.errors import (
     BadResponse,
     ConfigError,
     DeadlineExceeded,
+    EgressDenied,
     MissingApiKey,
     NoResults,
     PolicyViolation,
@@ -298,6 +299,16 @@ CASES: list[tuple[str, Failure, str, str, str]] = [
         "non_recoverable",
         "policy_violation",
         "report",
+    ),
+    (
+        "egress_denied",
+        Failure.of(
+            "searxng",
+            EgressDenied("egress refused: searx.lan resolves to 192.168.1.20, a private address"),
+        ),
+        "non_recoverable",
+        "egress_denied",
+        "fallback",
     ),
     (
         "config_error",

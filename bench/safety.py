@@ -1,0 +1,124 @@
+"""Input safety: how well the guard tells prompt injection in a query from a benign
+query, on the labelled corpus tests/data/safety/queries.jsonl.
+
+The corpus (Chinese and English) holds injections (direct, role-play, "print your
+system prompt", full-width letters, zero-width characters, hidden in markup or in
+Unicode tag characters) and benign queries that mention prompts, instructions, ignore
+or system, carry markup, or carry invisible characters. It was written before the
+rules were tuned; rows with "split": "heldout" were never used for tuning, so their
+figures are the honest ones. Rows may name the information need ("need") that a
+neutralised query should keep.
+
+Prints, with the default settings: detection rate and false-positive rate overall,
+per language and per split; how often the neutral query kept the need and no longer
+reads as an attack; how many benign queries were sent exactly as typed; the median
+CPU time of the guard per query; and every miss.
+
+    python bench/safety.py
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from sleuth.stages.guard import GuardSettings, Judgement, judge
+
+CORPUS = Path(__file__).parents[1] / "tests" / "data" / "safety" / "queries.jsonl"
+
+
+def load() -> list[dict[str, Any]]:
+    lines = CORPUS.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def rates(rows: Iterable[tuple[dict[str, Any], Judgement]]) -> str:
+    positives = negatives = caught = false_alarms = 0
+    for row, verdict in rows:
+        if row["label"] == "injection":
+            positives += 1
+            caught += verdict.injection
+        else:
+            negatives += 1
+            false_alarms += verdict.injection
+    detection = f"{caught / positives:6.1%} ({caught:3}/{positives:3})" if positives else "   n/a"
+    alarms = (
+        f"{false_alarms / negatives:6.1%} ({false_alarms:3}/{negatives:3})" if negatives else "n/a"
+    )
+    return f"detection {detection}   false positives {alarms}"
+
+
+def median_ms(query: str, settings: GuardSettings, repeat: int = 20) -> float:
+    times = []
+    for _ in range(repeat):
+        started = time.process_time()
+        judge(query, settings)
+        times.append((time.process_time() - started) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    settings = GuardSettings()
+    rows = load()
+    judged = [(row, judge(row["query"], settings)) for row in rows]
+
+    print(f"{len(rows)} queries in {CORPUS.relative_to(CORPUS.parents[3])}")
+    print(f"  overall            {rates(judged)}")
+    for split in ("tune", "heldout"):
+        for lang in ("en", "zh"):
+            part = [(r, v) for r, v in judged if r["split"] == split and r["lang"] == lang]
+            print(f"  {split:8} {lang}        {rates(part)}")
+        part = [(r, v) for r, v in judged if r["split"] == split]
+        print(f"  {split:8} both      {rates(part)}")
+    for lang in ("en", "zh"):
+        print(f"  language {lang}        {rates((r, v) for r, v in judged if r['lang'] == lang)}")
+
+    caught = [(r, v) for r, v in judged if r["label"] == "injection" and v.injection]
+    sent = [v.guarded.text for _, v in caught if v.guarded is not None]
+    again = sum(judge(text, settings).injection for text in sent)
+    with_need = [(r, v) for r, v in caught if r.get("need")]
+    kept = sum(
+        v.guarded is not None and r["need"].casefold() in v.guarded.text.casefold()
+        for r, v in with_need
+    )
+    print(
+        f"neutralised queries that still read as an injection: {again}/{len(sent)}; "
+        f"information need kept: {kept}/{len(with_need)}"
+    )
+    benign = [(r, v) for r, v in judged if r["label"] == "benign"]
+    as_typed = sum(v.guarded is not None and v.guarded.text == r["query"] for r, v in benign)
+    refused = sum(v.guarded is None for _, v in benign)
+    print(
+        f"benign queries sent exactly as typed: {as_typed}/{len(benign)} (the others lost "
+        f"invisible characters, entities or markup); refused: {refused}"
+    )
+
+    judge(rows[0]["query"], settings)  # warm: the patterns compile once, at import
+    costs = [median_ms(row["query"], settings) for row in rows]
+    print(
+        f"guard CPU time per query: median {statistics.median(costs):.3f} ms, "
+        f"max {max(costs):.3f} ms"
+    )
+
+    misses = [(r, v) for r, v in judged if v.injection != (r["label"] == "injection")]
+    print(f"misses ({len(misses)}):")
+    for row, verdict in misses:
+        kind = "missed injection" if row["label"] == "injection" else "false positive"
+        why = f" [{verdict.injection_reason}]" if verdict.injection_reason else ""
+        print(f"  {row['split']:7} {row['lang']} {kind}: {row['query']!r} ({row['note']}){why}")
+    unkept = [
+        (r, v)
+        for r, v in with_need
+        if v.guarded is None or r["need"].casefold() not in v.guarded.text.casefold()
+    ]
+    for row, verdict in unkept:
+        got = verdict.guarded.text if verdict.guarded else None
+        print(f"  {row['split']:7} {row['lang']} need lost: {row['need']!r}, sent {got!r}")
+
+
+if __name__ == "__main__":
+    main()

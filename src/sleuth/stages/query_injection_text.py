@@ -1,0 +1,178 @@
+"""Text helpers of the query injection check: views, clauses, cues and the need.
+
+Owns how `sleuth.stages.query_injection` reads a query: the extra views the patterns
+read (leetspeak undone, spaced letters joined, base64 decoded), clauses (`_clause_of`)
+and whether a cue sits in one (`_cue`), how far a role tag or hijack reaches
+(`_closing`, `_stop`), and how the neutral query is made from what is left
+(`_kept_clauses`, `_residue`, `_trimmed`). Which patterns exist, the settings and the
+verdict stay in `sleuth.stages.query_injection`, which imports from here (this module
+imports it back for types only). No I/O.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from sleuth.stages.injection_text import _fold, _original
+
+if TYPE_CHECKING:
+    from sleuth.stages.query_injection import _Compiled
+
+# Where a clause ends: cues are judged, and leftovers kept or dropped, per clause.
+_CLAUSE_BREAK = (
+    r"[。！？!?\n；;，,、：]|:(?!//|\d)|\.(?=\s|$)"
+    r"|\b(?:and|then|but|instead|so|also|plus)\b|然后|并且|接着"
+)
+_CLAUSE = re.compile(_CLAUSE_BREAK, re.I)
+# The same, with the whitespace around it, and the marks of removed spans (\x00).
+_PIECE_BREAK = re.compile(rf"(\s*(?:\x00+|{_CLAUSE_BREAK})\s*)", re.I)
+_SENTENCE_STOP = re.compile(r"[。！？!?\n]|\.(?=\s|$)")
+_SENTENCE_OR_COLON_STOP = re.compile(r"[。！？!?\n:：]|\.(?=\s|$)")
+_SECOND_PERSON = re.compile(
+    r"\b(?:you|your|yours|yourself|yourselves|you['’](?:re|ve|ll|d))\b|[你您]", re.I
+)
+_CJK_RUN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_EDGE_PUNCTUATION = "\x00 \t,.;:!?，。；：！？、\"'“”‘’()（）[]【】《》-–—"
+_TRAILING_CONNECTOR = re.compile(r"(?:\s+(?:and|then|but|or)|然后|并且|接着)$", re.I)
+_ARTICLE = re.compile(r"(?:the|a|an)\s+(?=\S)", re.I)
+# Obfuscations undone before matching: leetspeak inside words that hold letters, and
+# four or more single letters spaced out.
+_LEET = str.maketrans("013457@$", "oieastas")
+_LEET_WORD = re.compile(r"\b(?=[\w@$]*[A-Za-z])(?=[\w@$]*[013457@$])[\w@$]+")
+_SPACED_LETTERS = re.compile(r"(?<![\w])(?:[A-Za-z] ){3,}[A-Za-z](?![\w])")
+# A role name after a chat-template tag that opens the user's turn: "<|im_start|>user".
+_USER_TURN = re.compile(r"\s*(?:user|human)\b\s*:?", re.I)
+_BASE64 = re.compile(r"(?<![\w+/])[A-Za-z0-9+/]{16,}={0,2}(?![\w+/=])")
+
+
+def _views(view: str, positions: list[int] | None) -> Iterator[tuple[str, list[int] | None]]:
+    """The texts the patterns read, each with where its characters sit in the query: the
+    view itself, then the view with leetspeak undone ("1gn0re" → "ignore"; same length)
+    and with spaced letters joined ("i g n o r e" → "ignore"), when they differ."""
+    yield view, positions
+    unleet = _LEET_WORD.sub(lambda match: match.group().translate(_LEET), view)
+    if unleet != view:
+        yield unleet, positions
+    if _SPACED_LETTERS.search(view):
+        kept = [
+            index
+            for index, char in enumerate(view)
+            if not (char == " " and _in_spaced_run(view, index))
+        ]
+        joined = "".join(view[index] for index in kept)
+        yield joined, [_original(positions, index) for index in kept]
+
+
+def _in_spaced_run(view: str, index: int) -> bool:
+    return any(match.start() < index < match.end() for match in _SPACED_LETTERS.finditer(view))
+
+
+def _decoded_base64(token: str) -> str:
+    """`token` decoded from base64 when it decodes to readable text, else ''."""
+    try:
+        decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+        text = decoded.decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return ""
+    return text if text.isprintable() and any(char.isalpha() for char in text) else ""
+
+
+def _cue(
+    view: str,
+    cues: re.Pattern[str] | None,
+    start: int,
+    end: int,
+    links: Sequence[tuple[int, int]],
+) -> bool:
+    """Whether a cue occurs in view[start:end] outside links ("evil.example" is no example)."""
+    if cues is None or start >= end:
+        return False
+    return any(
+        not any(a <= match.start() < b for a, b in links)
+        for match in cues.finditer(view, start, end)
+    )
+
+
+def _clause_of(view: str, start: int, end: int) -> tuple[int, int]:
+    """(start, end) of the clause around view[start:end]: from the last clause break
+    before it to the first one after it."""
+    clause_start, clause_end = 0, len(view)
+    for match in _CLAUSE.finditer(view):
+        if match.end() <= start:
+            clause_start = match.end()
+        elif match.start() >= end:
+            clause_end = match.start()
+            break
+    return clause_start, clause_end
+
+
+def _closing(tag: str) -> bool:
+    """Whether a role tag ends a block, or opens the user's own turn (what follows
+    "<|user|>" is the user's text, not an order)."""
+    folded = tag.casefold()
+    return any(mark in folded for mark in ("/", "end", "eot", "user", "human"))
+
+
+def _stop(view: str, start: int, stop: re.Pattern[str]) -> int:
+    match = stop.search(view, start)
+    return match.start() if match else len(view)
+
+
+# --- the neutral rewrite ------------------------------------------------------------------
+
+
+def _kept_clauses(marked: str, compiled: _Compiled) -> str:
+    """`marked` (removed spans as \\x00) without the clauses that carry no need; kept
+    neighbours keep the separator between them, others are joined by a space."""
+    parts = _PIECE_BREAK.split(marked)
+    kept: list[str] = []
+    glue = ""
+    adjacent = True
+    for index, part in enumerate(parts):
+        if index % 2:  # a separator
+            adjacent = adjacent and "\x00" not in part
+            glue += part
+            continue
+        piece = part.strip()
+        if not piece:
+            continue
+        if _residue(piece, compiled):
+            adjacent = False
+            continue
+        if kept:
+            kept.append(glue if adjacent else " ")
+        kept.append(piece)
+        glue, adjacent = "", True
+    return "".join(kept)
+
+
+def _residue(piece: str, compiled: _Compiled) -> bool:
+    """Whether a leftover clause speaks to the assistant or holds only meta words."""
+    if _SECOND_PERSON.search(piece):
+        return True
+    chinese = "".join(_CJK_RUN.findall(piece))
+    if compiled.meta_cjk is not None:
+        chinese = compiled.meta_cjk.sub("", chinese)
+    if chinese:
+        return False
+    words = _WORD.findall(_fold(_CJK_RUN.sub(" ", piece)))
+    return all(word in compiled.meta_words for word in words)
+
+
+def _trimmed(need: str, compiled: _Compiled) -> str:
+    """`need` without punctuation at its ends, request openers and a leading article."""
+    previous = None
+    while need != previous:
+        previous = need
+        need = need.strip(_EDGE_PUNCTUATION)
+        need = _TRAILING_CONNECTOR.sub("", need)
+        if compiled.lead_in is not None:
+            need = compiled.lead_in.sub("", need)
+    return _ARTICLE.sub("", need, count=1) if _ARTICLE.match(need) else need
+
+
+# --- hidden text --------------------------------------------------------------------------

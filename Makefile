@@ -18,14 +18,17 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test,lint]'
 	touch $(STAMP)
 
+# In a terminal: serve on 127.0.0.1:8080 until Ctrl-C. Without one (CI, the fresh-clone
+# check): serve on a free port, answer an English and a Chinese search and a task
+# through the API, then stop.
 run: install
 	$(BIN)/sleuth index docs
-	$(BIN)/sleuth search "How does sleuth remove duplicate results?"
-	$(BIN)/sleuth search "本地知识库怎么支持中文检索？"
+	@if [ -t 0 ]; then $(BIN)/sleuth serve --host 127.0.0.1 --port 8080; \
+	else $(BIN)/python scripts/serve_once.py; fi
 
 lint: install
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/ruff format --check src tests bench scripts
 
 typecheck: install
 	$(BIN)/mypy

@@ -18,6 +18,7 @@ Choosing what a request gets, first match wins:
 Modes (`MODES`):
 
     ok          200, SearXNG JSON with results
+    slow        the same, after `delay` seconds (a busy but healthy back end)
     empty       200, SearXNG JSON with an empty result list
     timeout     reads the request, never answers (until the client leaves or `hold`)
     trickle     200 with the full Content-Length, then `chunk` bytes every `interval` s
@@ -36,8 +37,8 @@ Modes (`MODES`):
 
 Connection refused is not a mode (a listening server cannot refuse): use
 `server.refused_url`, or `refused_url()` alone, a port bound with nothing listening.
-The per-request knobs `retry_after`, `chunk`, `interval`, `size` and `hold` can be
-given as query parameters; their defaults are the constructor's arguments.
+The per-request knobs `retry_after`, `chunk`, `interval`, `size`, `hold` and `delay`
+can be given as query parameters; their defaults are the constructor's arguments.
 
 Every request is kept in `server.requests` (method, path, query, headers, mode).
 
@@ -68,7 +69,7 @@ import pytest
 
 SEARXNG_DATA = Path(__file__).parent / "data" / "searxng"
 MODES = (
-    *("ok", "empty", "timeout", "trickle", "429", "500", "502", "503", "504", "451"),
+    *("ok", "slow", "empty", "timeout", "trickle", "429", "500", "502", "503", "504", "451"),
     *("400", "401", "malformed", "truncated", "html", "captcha", "huge", "reset"),
 )
 MiB = 1024 * 1024
@@ -141,6 +142,7 @@ class FaultServer:
         trickle_interval_s: float = 0.2,
         huge_bytes: int = 50 * MiB,
         hold_s: float = 60.0,
+        slow_s: float = 0.1,
     ) -> None:
         self.default_mode = default_mode
         self.retry_after_s = retry_after_s
@@ -148,6 +150,7 @@ class FaultServer:
         self.trickle_interval_s = trickle_interval_s
         self.huge_bytes = huge_bytes
         self.hold_s = hold_s
+        self.slow_s = slow_s
         self.requests: list[Received] = []
         self.port = 0
         self._queue: deque[str] = deque()
@@ -289,6 +292,9 @@ class FaultServer:
         knobs = request.query
         query = knobs.get("q", "")
         if mode == "ok":
+            await _send(writer, 200, _searxng("search_ok.json", query))
+        elif mode == "slow":
+            await asyncio.sleep(float(knobs.get("delay", self.slow_s)))
             await _send(writer, 200, _searxng("search_ok.json", query))
         elif mode == "empty":
             await _send(writer, 200, _searxng("search_empty.json", query))

@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from sleuth.egress import EgressSettings
 from sleuth.errors import ConfigError
 from sleuth.resilience.breaker import BreakerSettings
 from sleuth.resilience.hedge import HedgeSettings
@@ -30,6 +31,7 @@ from sleuth.resilience.retry import RetrySettings
 from sleuth.resilience.rules import RulesSettings
 from sleuth.service_settings import ServeSettings, TaskSettings
 from sleuth.stages.clean import CleanSettings
+from sleuth.stages.content_policy import ContentPolicySettings
 from sleuth.stages.dates import DateSettings
 from sleuth.stages.dedupe import DedupeSettings
 from sleuth.stages.facts import FactSettings
@@ -159,6 +161,8 @@ class Settings(BaseSettings):
     ladder: LadderSettings = Field(default_factory=LadderSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)
+    egress: EgressSettings = Field(default_factory=EgressSettings)
+    content_policy: ContentPolicySettings = Field(default_factory=ContentPolicySettings)
     tasks: TaskSettings = Field(default_factory=TaskSettings)
     serve: ServeSettings = Field(default_factory=ServeSettings)
 

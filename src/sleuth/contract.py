@@ -14,7 +14,7 @@ accepts (see `describe_validation_error`).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -64,6 +64,14 @@ IncludeField = Literal[
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
+#: A host name with at least one dot, optionally with a scheme and a path: what
+#: `domain_filter` accepts, stated in the JSON Schema so that clients can check it too.
+#: (No \s or \w: their meaning differs between regex engines.)
+_LABEL = "[A-Za-z0-9\u00a1-\ud7ff\ue000-\uffff_-]+"
+#: What a failed pattern means, per field, in words.
+_PATTERN_MEANS = {"domain_filter": "not a domain; expected a host name such as 'python.org'"}
+DOMAIN_PATTERN = f"^ *(?:[Hh][Tt][Tt][Pp][Ss]?://)?{_LABEL}(?:\\.{_LABEL})+\\.?(?:/[^ ]*)? *$"
+
 
 class SearchRequest(BaseModel):
     """One search, as an agent asks for it.
@@ -83,8 +91,9 @@ class SearchRequest(BaseModel):
         5, ge=1, le=MAX_RESULTS_LIMIT, description="How many results to return."
     )
     time_range: TimeRange = Field("any", description="Only results published within this range.")
-    domain_filter: list[str] = Field(
+    domain_filter: list[Annotated[str, Field(max_length=300, pattern=DOMAIN_PATTERN)]] = Field(
         default_factory=list,
+        max_length=50,
         description="Only results from these domains (subdomains included), e.g. ['python.org'].",
     )
     providers: list[str] | None = Field(
@@ -112,7 +121,9 @@ class SearchRequest(BaseModel):
         domains = []
         for raw in value:
             domain = raw.strip().lower().removeprefix("https://").removeprefix("http://")
-            domain = domain.split("/", 1)[0].removeprefix("www.").strip(".")
+            domain = domain.split("/", 1)[0].strip(".")
+            if domain.startswith("www.") and "." in domain[4:]:
+                domain = domain[4:]
             if not domain or " " in domain or "." not in domain:
                 raise ValueError(
                     f"{raw!r} is not a domain; expected a host name such as 'python.org'"
@@ -389,6 +400,8 @@ def describe_validation_error(
             else (f"a {len(received)}-character string")
         )
         reason = detail["msg"].removeprefix("Value error, ")
+        if detail["type"] == "string_pattern_mismatch":  # the pattern itself helps nobody
+            reason = _PATTERN_MEANS.get(field, "not in the expected form")
         message = f"{where}: {reason} (got {shown})"
         if detail["type"] == "extra_forbidden":
             allowed = list(model.model_fields)

@@ -9,6 +9,7 @@
     │   ├── TooManyRequests          a key's rate limit, or the task queue is full
     │   ├── TaskNotFound             no such task for this tenant (another's looks the same)
     │   ├── TaskCancelled            the task was cancelled before it finished
+    │   ├── SearchTimeout            a synchronous search outran the service's limit
     │   └── TaskAbandoned            the task's workers kept dying; it was given up
     └── ProviderError                a back end failed (carries `provider`)
         ├── ProviderTimeout          recoverable
@@ -20,6 +21,7 @@
         ├── NoResults                non_recoverable: an empty result list
         ├── ReplayMiss               non_recoverable: the cassette has no answer
         ├── DeadlineExceeded         recoverable: the overall deadline ran out first
+        ├── EgressDenied             non_recoverable: the egress policy refused the address
         └── BadResponse              unexpected: unparseable body, wrong content type, too large
 
 The HTTP and MCP layers map any of them with `error.info()` and `error.status_hint`,
@@ -148,6 +150,12 @@ class TaskCancelled(ServiceError):
     status_hint = 409
 
 
+class SearchTimeout(ServiceError):
+    code = "search_timeout"
+    category = "recoverable"
+    status_hint = 504
+
+
 class TaskAbandoned(ServiceError):
     code = "task_abandoned"
     category = "unexpected"
@@ -212,6 +220,16 @@ class DeadlineExceeded(ProviderError):
     code = "deadline_exceeded"
     category = "recoverable"
     status_hint = 504
+
+
+class EgressDenied(ProviderError):
+    """The egress policy refused the address a call would go to (a private, loopback or
+    link-local one, the cloud metadata endpoint...), or a call could not be made
+    through the configured egress proxy. Retrying cannot help; the operator decides."""
+
+    code = "egress_denied"
+    category = "non_recoverable"
+    status_hint = 502
 
 
 class BadResponse(ProviderError):

@@ -43,7 +43,9 @@ from sleuth.contract import (
     SummarySentence,
     describe_validation_error,
 )
+from sleuth.egress import EgressPolicy
 from sleuth.errors import InvalidRequest, MissingApiKey, NoResults, SearchError
+from sleuth.feedback import FeedbackTally
 from sleuth.mapping_files import MappingFiles
 from sleuth.model_summary import summarize_with_model
 from sleuth.outcomes import Merged, merge_outcomes
@@ -56,6 +58,7 @@ from sleuth.resilience.hedge import LatencyTracker
 from sleuth.resilience.quota import Quota
 from sleuth.resilience.rules import RuleBook
 from sleuth.stages.clean import clean
+from sleuth.stages.content_policy import apply_content_policy
 from sleuth.stages.dedupe import dedupe
 from sleuth.stages.facts import check_facts
 from sleuth.stages.guard import guard
@@ -63,6 +66,7 @@ from sleuth.stages.injection import screen
 from sleuth.stages.project import check_include, project
 from sleuth.stages.rank import rank
 from sleuth.stages.rewrite import Rewritten, asks_for_sources, is_time_sensitive, rewrite
+from sleuth.stages.safety import sanitise_items, sanitise_response
 from sleuth.stages.scope import refusal
 from sleuth.stages.summarize import summarize
 from sleuth.stages.trust import score_items
@@ -111,6 +115,7 @@ def build_transport(settings: Settings) -> Transport:
             kb_path=settings.kb.path,
             egress_proxy=settings.egress_proxy,
             max_body_bytes=settings.max_body_bytes,
+            egress=EgressPolicy.from_settings(settings.egress),
         )
     if settings.record is not None:
         transport = RecordingTransport(transport, settings.record)
@@ -158,6 +163,8 @@ class Sleuth:
         self.latency = LatencyTracker(window=self.settings.hedge.window)
         #: Click-through prior per registrable domain (0..1), fed by feedback; empty until then.
         self.click_priors: dict[str, float] = {}
+        #: Which domains' results were shown, for the click-through prior (`feedback.py`).
+        self.feedback = FeedbackTally()
 
     @property
     def transport(self) -> Transport:
@@ -227,7 +234,19 @@ class Sleuth:
         `PolicyViolation`); back-end failures are reported inside the response.
 
         `progress` hears each stage and each provider start and finish; `task_id`
-        names the response (a fresh one when not given)."""
+        names the response (a fresh one when not given). Every way out (fresh, cached,
+        the ladder's fallback) passes the output-safety gate."""
+        response = await self._search(request, progress, task_id)
+        # file: links in results passed `sanitise_items`, which keeps them only for the
+        # local knowledge base's own results.
+        return sanitise_response(response, allow_file=True)
+
+    async def _search(
+        self,
+        request: SearchRequest | Mapping[str, Any] | str,
+        progress: Progress | None,
+        task_id: str | None,
+    ) -> SearchResponse:
         req = parse_request({"query": request} if isinstance(request, str) else request)
         now = datetime.now(UTC)
         started = time.perf_counter()
@@ -280,12 +299,29 @@ class Sleuth:
             merged = merge_outcomes(
                 outcomes, req, now, per_provider_results=settings.per_provider_results
             )
+            if guarded.injection:
+                # A cached answer to the same query carries this too: it was stored with it.
+                merged.degradations.insert(
+                    0,
+                    Degradation(
+                        kind="query_injection_neutralised",
+                        reason=f"{guarded.injection_reason}; searched for the information "
+                        "need only",
+                    ),
+                )
             merged.degradations.extend(fallbacks)
         candidates = merged.items
         with timer.stage("clean"):
             # Injections are judged on the text as sent: clean would strip <system> tags.
             candidates = screen(candidates, settings.injection)
-            candidates = clean(candidates, settings.clean)
+            local = [provider.name for provider in chosen if not provider.info.remote]
+            candidates = sanitise_items(clean(candidates, settings.clean), local)
+            # Judged per provider's wording, before merging, so a withheld page's text
+            # and URL cannot ride along in a merged item.
+            candidates, withheld = apply_content_policy(
+                candidates, settings.content_policy, rewritten.language
+            )
+            merged.degradations.extend(withheld)
         with timer.stage("dedupe"):
             candidates = dedupe(candidates, settings.dedupe)
         with timer.stage("verify"):
@@ -294,6 +330,7 @@ class Sleuth:
         with timer.stage("rank"):
             candidates = rank(candidates, rewritten.terms, settings.rank)
         top = candidates[: min(req.max_results, settings.projection.max_items)]
+        self.feedback.shown(item.url for item in top)
         with timer.stage("facts"):
             checked = check_facts(top, rewritten.terms, settings.facts)
             top = checked.items

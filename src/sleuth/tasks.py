@@ -61,6 +61,9 @@ _PRIORITY = {"normal": 0, "high": 1}
 
 Stop = Literal["cancelled", "lease_lost", "shutdown"]
 
+#: How long `follow` waits for a finished task's "done" event (written just after).
+_DONE_GRACE_S = 2.0
+
 
 def _utc(seconds: float | None) -> datetime | None:
     return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
@@ -243,21 +246,27 @@ class TaskRunner:
     ) -> AsyncIterator[TaskEvent]:
         """The task's events after `after`, as they happen, until it is finished."""
         await self._owned(task_id, tenant)
-        seen = after
+        seen, done_seen = after, False
         while True:
             changed = self._changed.setdefault(task_id, asyncio.Event())
             changed.clear()
             record = await self.store.get_task(task_id)
             for event in await self.store.task_events(task_id, seen):
                 seen = event.seq
+                done_seen = done_seen or event.kind == "done"
                 yield TaskEvent(
                     seq=event.seq,
                     at=datetime.fromtimestamp(event.at, UTC),
                     kind=event.kind,
                     detail={**event.detail},
                 )
-            if record is None or record.status in ("success", "failed"):
+            if record is None:
                 return
+            if record.status in ("success", "failed"):
+                if done_seen or record.finished_at is None:
+                    return
+                if self._clock() - record.finished_at > _DONE_GRACE_S:
+                    return  # its worker died between finishing and saying so
             # Woken at once by this process's workers; another process's by polling.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(changed.wait(), self.settings.poll_s)
@@ -408,13 +417,11 @@ class TaskRunner:
         error: ErrorInfo | None = None,
     ) -> None:
         if response is not None:
-            events.emit("done", {"status": "success", "results": len(response.results)})
+            done: dict[str, Any] = {"status": "success", "results": len(response.results)}
         else:
             error = error or SearchError("the search ended without an answer").info()
-            events.emit("done", {"status": "failed", "error": error.code})
-        # The last event is stored before the task turns terminal, so a follower that
-        # sees it finished has every event to read.
-        await events.close()
+            done = {"status": "failed", "error": error.code}
+        await events.close()  # every progress event is stored before the task turns terminal
         finished = await self.store.finish_task(
             record.task_id,
             self.worker_id,
@@ -423,9 +430,11 @@ class TaskRunner:
             error=error.model_dump(mode="json") if error is not None else None,
         )
         if not finished:
-            log.warning(
-                "task %s was finished elsewhere; this run's outcome is dropped", record.task_id
-            )
+            log.warning("task %s was finished elsewhere; this outcome is dropped", record.task_id)
+            return
+        # "done" follows the terminal state, so a run that dies before finishing never
+        # leaves a "done" behind it (`follow` waits briefly for it after the state).
+        await self.store.append_event(record.task_id, "done", done, self._clock())
 
     async def _keep_lease(self, running: _Running) -> None:
         """Renew the lease while the search runs; stop it when the lease is lost or the

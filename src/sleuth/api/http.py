@@ -1,0 +1,351 @@
+"""The HTTP service: a thin FastAPI adapter over `Sleuth` and `TaskRunner`.
+
+    POST   /v1/search              one search, answered within the request's deadline
+    POST   /v1/tasks               202 with a task_id at once (Idempotency-Key honoured)
+    GET    /v1/tasks/{id}          status, result or error, events, timestamps
+    GET    /v1/tasks/{id}/events   server-sent events until the task is finished
+    DELETE /v1/tasks/{id}          cancel
+    GET    /v1/tools               the search tool as OpenAI, Anthropic and MCP definitions
+    POST   /v1/feedback            a result was clicked or used (click-through prior)
+    GET    /healthz, /readyz       liveness; readiness (the store answers)
+    /mcp                           MCP over streamable HTTP (see api/mcp.py)
+
+Every failure answers with the error contract (`SearchError` JSON) and the status its
+class names (`status_hint`); a refusal with `retry_after_s` also sends Retry-After.
+Keys: whenever auth is on (`serve.auth`, on by default off loopback), every route but
+the health checks needs `Authorization: Bearer <key>` or `X-API-Key`, and each key has
+its own rate limit. No pipeline logic lives here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Header, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
+
+from sleuth import keys
+from sleuth.api.mcp import McpEndpoint, build_mcp
+from sleuth.config import Settings, load_settings
+from sleuth.contract import (
+    ErrorInfo,
+    SearchRequest,
+    SearchResponse,
+    Task,
+    describe_validation_error,
+)
+from sleuth.errors import InvalidRequest, SearchError, SearchTimeout
+from sleuth.feedback import Feedback
+from sleuth.gateway import Sleuth
+from sleuth.store import Store, open_store
+from sleuth.tasks import DEFAULT_TENANT, TaskRunner
+from sleuth.tools import tool_definitions
+
+__all__ = ["Service", "create_app"]
+
+log = logging.getLogger(__name__)
+
+#: How often shows are flushed to the store and click priors read back.
+_PRIORS_EVERY_S = 30.0
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorInfo, "description": what}
+    for status, what in {
+        401: "An API key is needed and none or a bad one came.",
+        404: "No such task (for this key's tenant).",
+        422: "The request is invalid; the error names the field and the allowed values.",
+        429: "A rate limit or the task queue is full; see Retry-After.",
+    }.items()
+}
+
+
+@dataclass
+class Service:
+    """What the routes share: the core, the task runner and the auth decision."""
+
+    settings: Settings
+    sleuth: Sleuth
+    store: Store
+    runner: TaskRunner
+    auth_required: bool
+
+
+@dataclass(frozen=True)
+class Caller:
+    tenant: str
+    key_prefix: str | None = None
+
+
+_bearer = HTTPBearer(auto_error=False, description="An API key from `sleuth keys create`.")
+_api_key = APIKeyHeader(name="X-API-Key", auto_error=False, description="The same key.")
+
+
+def service(request: Request) -> Service:
+    found: Service = request.app.state.service
+    return found
+
+
+async def identify(svc: Service, presented: str | None) -> Caller:
+    """Who is asking: the key's tenant, after its rate limit; the default tenant when
+    auth is off."""
+    if not svc.auth_required:
+        return Caller(DEFAULT_TENANT)
+    record = await keys.authenticate(svc.store, presented)
+    await keys.admit(svc.store, record, svc.settings.serve.rate_limit, time.time())
+    return Caller(record.tenant, record.prefix)
+
+
+async def caller(
+    request: Request,
+    bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    api_key: Annotated[str | None, Depends(_api_key)],
+) -> Caller:
+    presented = bearer.credentials if bearer is not None else api_key
+    return await identify(service(request), presented)
+
+
+async def mcp_tenant(request: Request) -> str:
+    """`identify` for the /mcp route, a plain ASGI route where dependencies do not run."""
+    auth = request.headers.get("authorization", "")
+    scheme, _, credentials = auth.partition(" ")
+    presented = credentials if scheme.lower() == "bearer" else request.headers.get("x-api-key")
+    return (await identify(service(request), presented)).tenant
+
+
+Asker = Annotated[Caller, Depends(caller)]
+Svc = Annotated[Service, Depends(service)]
+
+
+def error_response(error: SearchError) -> JSONResponse:
+    headers = {}
+    if error.retry_after_s is not None:
+        headers["Retry-After"] = str(max(1, round(error.retry_after_s)))
+    if error.status_hint == 401:
+        headers["WWW-Authenticate"] = "Bearer"
+    body = error.info().model_dump(mode="json")
+    return JSONResponse(body, status_code=error.status_hint, headers=headers)
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    sleuth: Sleuth | None = None,
+    bound_host: str | None = None,
+    workers: bool = True,
+) -> FastAPI:
+    """The service's ASGI app. `bound_host` is the address the server listens on (it
+    decides `serve.auth: auto`); `workers=False` serves without running tasks here."""
+    settings = settings or load_settings()
+    host = bound_host or settings.serve.host
+    auth_required = settings.serve.auth_required(host)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            core = sleuth or Sleuth(settings)
+            if sleuth is None:
+                stack.push_async_callback(core.aclose)
+            # A replayed run keeps breakers and cache in memory (see Sleuth.store), but
+            # tasks and keys always live in the configured store: they must outlive it.
+            store = core.store if settings.replay is None else open_store(settings.store)
+            if store is not core.store:
+                stack.push_async_callback(store.aclose)
+            runner = TaskRunner(core, store, settings.tasks)
+            app.state.service = Service(settings, core, store, runner, auth_required)
+            if workers:
+                await runner.start()
+                stack.push_async_callback(runner.stop, settings.serve.shutdown_grace_s)
+            priors = asyncio.create_task(_refresh_priors(core, store))
+            stack.callback(priors.cancel)
+            # Entered after the runner, so MCP stops taking calls before the runner stops.
+            await stack.enter_async_context(mcp.serving(build_mcp(core, runner)))
+            yield
+
+    mcp = McpEndpoint(host=host, authenticate=mcp_tenant)
+    app = FastAPI(
+        title="sleuth",
+        summary="Search for AI agents: many back ends, one strict contract, cited results.",
+        version="0.1.0",
+        lifespan=lifespan,
+    )
+    _install_error_handlers(app)
+    _install_routes(app)
+    # A Route, not a Mount: a Mount would answer /mcp with a redirect to /mcp/.
+    app.router.routes.append(Route("/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"]))
+    return app
+
+
+async def _refresh_priors(core: Sleuth, store: Store) -> None:
+    while True:
+        await asyncio.sleep(_PRIORS_EVERY_S)
+        try:
+            await core.feedback.flush(store)
+            core.click_priors = await core.feedback.priors(store)
+        except Exception:  # priors are a refinement; a broken read keeps the last ones
+            log.exception("click priors could not be refreshed")
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(SearchError)
+    async def on_search_error(request: Request, exc: SearchError) -> JSONResponse:
+        return error_response(exc)
+
+    @app.exception_handler(RequestValidationError)
+    async def on_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return error_response(_describe(request, exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        info = ErrorInfo(
+            code=code, category="non_recoverable", message=f"{request.url.path}: {exc.detail}"
+        )
+        return JSONResponse(info.model_dump(mode="json"), status_code=exc.status_code)
+
+
+def _describe(request: Request, exc: RequestValidationError) -> InvalidRequest:
+    """FastAPI's validation failure as the contract's InvalidRequest, naming the field
+    and its allowed values (the body is validated again by its model for the words)."""
+    errors = exc.errors()
+    in_body = [e for e in errors if e.get("loc", ("",))[0] == "body"]
+    if in_body and any(e.get("type") == "json_invalid" for e in in_body):
+        return InvalidRequest("body: not valid JSON; send a JSON object", field="body")
+    model = _BODIES.get(request.url.path, SearchRequest)
+    if in_body and isinstance(exc.body, dict):
+        try:
+            model.model_validate(exc.body)
+        except ValidationError as invalid:
+            return InvalidRequest.from_details(describe_validation_error(invalid, model))
+    first = errors[0] if errors else {}
+    where = ".".join(str(part) for part in first.get("loc", ()) if part != "body") or "request"
+    return InvalidRequest(f"{where}: {first.get('msg', 'invalid')}", field=where.split(".")[0])
+
+
+#: The body model of each route that takes one other than a SearchRequest.
+_BODIES: dict[str, type[BaseModel]] = {"/v1/feedback": Feedback}
+
+
+def _install_routes(app: FastAPI) -> None:
+    @app.post(
+        "/v1/search",
+        response_model=SearchResponse,
+        responses={**_ERRORS, 504: {"model": ErrorInfo, "description": "Took too long."}},
+        tags=["search"],
+    )
+    async def search(body: SearchRequest, svc: Svc, who: Asker) -> JSONResponse:
+        """Run one search and answer with the projected, cited result."""
+        timeout = svc.settings.serve.search_timeout_s + svc.settings.deadline_s
+        try:
+            async with asyncio.timeout(timeout):
+                response = await svc.sleuth.search(body)
+        except TimeoutError:
+            raise SearchTimeout(
+                f"the search took longer than {timeout:g}s; submit it as a task instead"
+            ) from None
+        return JSONResponse(response.model_dump(mode="json"))
+
+    @app.post(
+        "/v1/tasks",
+        status_code=202,
+        response_model=Task,
+        responses={**_ERRORS, 200: {"model": Task, "description": "The same key's task."}},
+        tags=["tasks"],
+    )
+    async def submit(
+        body: SearchRequest,
+        svc: Svc,
+        who: Asker,
+        response: Response,
+        idempotency_key: Annotated[str | None, Header(max_length=200)] = None,
+    ) -> Task:
+        """Accept a search to run in the background; poll it or follow its events."""
+        task, created = await svc.runner.submit(
+            body, tenant=who.tenant, idempotency_key=idempotency_key
+        )
+        response.status_code = 202 if created else 200
+        response.headers["Location"] = f"/v1/tasks/{task.task_id}"
+        return task
+
+    @app.get("/v1/tasks/{task_id}", response_model=Task, responses=_ERRORS, tags=["tasks"])
+    async def get_task(task_id: str, svc: Svc, who: Asker) -> Task:
+        """The task: status, result or error, its events and timestamps."""
+        return await svc.runner.get(task_id, who.tenant)
+
+    @app.delete("/v1/tasks/{task_id}", response_model=Task, responses=_ERRORS, tags=["tasks"])
+    async def cancel_task(task_id: str, svc: Svc, who: Asker) -> Task:
+        """Cancel the task (a finished one is returned as it is)."""
+        return await svc.runner.cancel(task_id, who.tenant)
+
+    @app.get(
+        "/v1/tasks/{task_id}/events",
+        response_class=StreamingResponse,
+        responses={
+            **_ERRORS,
+            200: {
+                "description": "Server-sent events: `id` is the event's seq, `event` its "
+                "kind, `data` the TaskEvent JSON; the stream ends when the task does.",
+                "content": {"text/event-stream": {"schema": {"type": "string"}}},
+            },
+        },
+        tags=["tasks"],
+    )
+    async def task_events(
+        task_id: str,
+        svc: Svc,
+        who: Asker,
+        last_event_id: Annotated[str | None, Header()] = None,
+    ) -> StreamingResponse:
+        """Follow the task: accepted, started, each provider, each stage, done."""
+        after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+        await svc.runner.get(task_id, who.tenant, events=False)  # 404 before the stream
+
+        async def stream() -> AsyncIterator[str]:
+            async for event in svc.runner.follow(task_id, who.tenant, after):
+                data = event.model_dump_json()
+                yield f"id: {event.seq}\nevent: {event.kind}\ndata: {data}\n\n"
+
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+    @app.get("/v1/tools", tags=["tools"])
+    async def tools(svc: Svc, who: Asker) -> dict[str, Any]:
+        """The search tools as OpenAI, Anthropic and MCP definitions, from the contract
+        (offering the optional fields this deployment serves)."""
+        return tool_definitions(include=svc.settings.projection.optional)
+
+    @app.post("/v1/feedback", status_code=202, responses=_ERRORS, tags=["feedback"])
+    async def feedback(body: Feedback, svc: Svc, who: Asker) -> dict[str, str]:
+        """Report a result the agent clicked or used; it raises its domain's trust."""
+        domain = await svc.sleuth.feedback.record(svc.store, body)
+        return {"domain": domain, "action": body.action}
+
+    @app.get("/healthz", tags=["health"])
+    async def healthz() -> dict[str, str]:
+        """The process is up."""
+        return {"status": "ok"}
+
+    @app.get(
+        "/readyz",
+        tags=["health"],
+        responses={503: {"model": ErrorInfo, "description": "The store does not answer."}},
+    )
+    async def readyz(svc: Svc) -> JSONResponse:
+        """Ready to serve: the store answers; reports the task queue depth."""
+        try:
+            pending = await svc.store.count_tasks("pending")
+        except Exception as exc:
+            log.exception("readiness check failed")
+            error = SearchError(f"the store does not answer: {type(exc).__name__}")
+            return JSONResponse(error.info().model_dump(mode="json"), status_code=503)
+        return JSONResponse({"status": "ready", "pending_tasks": pending})

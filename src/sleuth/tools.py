@@ -1,0 +1,275 @@
+"""The search tools as agents' tool formats see them, generated from the contract.
+
+Three tools, each in three formats: `web_search` (input `SearchRequest`, output
+`SearchResponse`), `search_task_submit` (the same input plus an idempotency key,
+output `Task`) and `search_task_status` (a task id, output `Task`), as an OpenAI
+function tool, an Anthropic tool and an MCP tool. Every schema is the pydantic
+model's JSON Schema made self-contained: `$ref`s inlined, `$defs` dropped, pydantic's
+`title`s (which repeat the property name) and docstring examples removed. Nothing
+here is written by hand but each tool's one-paragraph purpose.
+
+The OpenAI form is a plain function tool, not `strict` structured outputs: strict
+mode would make every optional field required (and nullable), so agents would send
+`null` for what they mean to leave out. The schema still keeps what strict
+validators check: an object root, `additionalProperties: false`, no `$ref`.
+
+Pure: no I/O. `GET /v1/tools` serves `tool_definitions()`; the MCP server lists
+`mcp_tools()`.
+
+>>> tool_definitions()["openai"]["function"]["name"]
+'web_search'
+>>> sorted(tool_definitions()["mcp"]["inputSchema"]["properties"])[:3]
+['context', 'domain_filter', 'include']
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, get_args
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sleuth.contract import IncludeField, SearchRequest, SearchResponse, Task
+
+__all__ = [
+    "SEARCH_TASK_STATUS",
+    "SEARCH_TASK_SUBMIT",
+    "TOOLS",
+    "WEB_SEARCH",
+    "TaskLookup",
+    "TaskSubmission",
+    "ToolSpec",
+    "anthropic_tool",
+    "mcp_tool",
+    "mcp_tools",
+    "openai_tool",
+    "self_contained",
+    "tool_definitions",
+]
+
+IDEMPOTENCY_KEY_MAX_CHARS = 200
+
+
+class TaskSubmission(SearchRequest):
+    """One search to run in the background, as an agent submits it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, title="TaskSubmission")
+
+    idempotency_key: str | None = Field(
+        None,
+        min_length=1,
+        max_length=IDEMPOTENCY_KEY_MAX_CHARS,
+        description="Any string unique to this search; a retried submit with the same "
+        "key returns the first task instead of starting another.",
+    )
+
+
+class TaskLookup(BaseModel):
+    """Which task to look up."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, title="TaskLookup")
+
+    task_id: str = Field(
+        min_length=1, description="The task_id search_task_submit returned (task_...)."
+    )
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its name, its purpose, and the contract types it takes and gives."""
+
+    name: str
+    title: str
+    purpose: str
+    input: type[BaseModel]
+    output: type[BaseModel]
+    #: MCP behaviour hints (camelCase, as MCP spells them).
+    annotations: dict[str, bool]
+
+
+WEB_SEARCH = ToolSpec(
+    name="web_search",
+    title="Web search",
+    purpose=(
+        "Search the web and the local knowledge base through several search back ends "
+        "at once. Returns merged, de-duplicated, ranked results (title and snippet; add "
+        'fields such as "url" with `include`), a short summary whose sentences cite the '
+        "results by index, cross-checked facts, a confidence score, and any back-end "
+        "errors next to the partial answer. Pass the user's question in its full "
+        "original wording."
+    ),
+    input=SearchRequest,
+    output=SearchResponse,
+    annotations={
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": True,
+    },
+)
+
+SEARCH_TASK_SUBMIT = ToolSpec(
+    name="search_task_submit",
+    title="Start a background search",
+    purpose=(
+        "Start the same search as web_search in the background and return at once with "
+        "a task_id and status pending. Poll search_task_status with the task_id until "
+        "status is success (the SearchResponse is in `result`) or failed (`error`). An "
+        "accepted task always finishes, even if the service restarts."
+    ),
+    input=TaskSubmission,
+    output=Task,
+    # The task record is sleuth's own bookkeeping, not a change to the caller's world,
+    # so a submit is as read-only as the search it runs.
+    annotations={
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": False,
+        "openWorldHint": True,
+    },
+)
+
+SEARCH_TASK_STATUS = ToolSpec(
+    name="search_task_status",
+    title="Background search status",
+    purpose=(
+        "The state of a task started with search_task_submit: status (pending, running, "
+        "success, failed), its progress events, and the SearchResponse once it succeeded "
+        "or the error once it failed. Another caller's task is reported as not found."
+    ),
+    input=TaskLookup,
+    output=Task,
+    # Reads sleuth's own task store only: a closed world.
+    annotations={
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": False,
+    },
+)
+
+TOOLS: tuple[ToolSpec, ...] = (WEB_SEARCH, SEARCH_TASK_SUBMIT, SEARCH_TASK_STATUS)
+
+# Keywords whose value is one subschema, a list of them, or a name → subschema map.
+_ONE = ("items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else")
+_MANY = ("anyOf", "allOf", "oneOf", "prefixItems")
+_NAMED = ("properties", "patternProperties")
+
+
+def _prose(text: str) -> str:
+    """A docstring without its doctest examples (what an agent reads, not a test)."""
+    kept = [line for line in text.split("\n\n") if not line.lstrip().startswith(">>>")]
+    return "\n\n".join(kept).strip()
+
+
+def self_contained(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` with every local `$ref` inlined, `$defs` dropped, pydantic's `title`
+    keywords removed and doctest examples cut from descriptions.
+
+    >>> self_contained({"$defs": {"A": {"type": "string", "title": "A"}},
+    ...                 "properties": {"a": {"$ref": "#/$defs/A", "description": "x"}}})
+    {'properties': {'a': {'type': 'string', 'description': 'x'}}}
+    """
+    defs: dict[str, Any] = schema.get("$defs", {})
+
+    def walk(node: dict[str, Any], seen: tuple[str, ...]) -> dict[str, Any]:
+        if "$ref" in node:
+            ref = node["$ref"]
+            name = ref.removeprefix("#/$defs/")
+            if not ref.startswith("#/$defs/") or name not in defs:
+                raise ValueError(f"unresolvable $ref {ref!r}")
+            if name in seen:
+                raise ValueError(f"recursive $ref {ref!r} cannot be inlined")
+            siblings = {key: value for key, value in node.items() if key != "$ref"}
+            return walk({**copy.deepcopy(defs[name]), **siblings}, (*seen, name))
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("$defs", "title"):
+                continue
+            if key == "description" and isinstance(value, str):
+                out[key] = _prose(value)
+            elif key in _ONE and isinstance(value, dict):
+                out[key] = walk(value, seen)
+            elif key in _MANY and isinstance(value, list):
+                out[key] = [walk(item, seen) for item in value]
+            elif key in _NAMED and isinstance(value, dict):
+                out[key] = {name: walk(sub, seen) for name, sub in value.items()}
+            else:
+                out[key] = copy.deepcopy(value)
+        return out
+
+    return walk(schema, ())
+
+
+def _input_schema(spec: ToolSpec, include: Sequence[str] | None) -> dict[str, Any]:
+    schema = self_contained(spec.input.model_json_schema())
+    if include is not None and "include" in schema.get("properties", {}):
+        # Offer only the optional fields this deployment serves: an agent never asks
+        # for one that would be refused.
+        served = [name for name in get_args(IncludeField) if name in include]
+        prop = schema["properties"]["include"]
+        prop["items"]["enum"] = served
+        if not served:
+            prop["maxItems"] = 0
+    return schema
+
+
+def openai_tool(spec: ToolSpec, include: Sequence[str] | None = None) -> dict[str, Any]:
+    """The tool as an OpenAI (chat completions) function tool."""
+    return {
+        "type": "function",
+        "function": {
+            "name": spec.name,
+            "description": spec.purpose,
+            "parameters": _input_schema(spec, include),
+        },
+    }
+
+
+def anthropic_tool(spec: ToolSpec, include: Sequence[str] | None = None) -> dict[str, Any]:
+    """The tool as an Anthropic Messages API tool."""
+    return {
+        "name": spec.name,
+        "description": spec.purpose,
+        "input_schema": _input_schema(spec, include),
+    }
+
+
+def mcp_tool(spec: ToolSpec, include: Sequence[str] | None = None) -> dict[str, Any]:
+    """The tool as an MCP `Tool` (wire names: inputSchema, outputSchema)."""
+    return {
+        "name": spec.name,
+        "title": spec.title,
+        "description": spec.purpose,
+        "inputSchema": _input_schema(spec, include),
+        "outputSchema": self_contained(spec.output.model_json_schema()),
+        "annotations": dict(spec.annotations),
+    }
+
+
+def mcp_tools(include: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Every tool in MCP form, `web_search` first."""
+    return [mcp_tool(spec, include) for spec in TOOLS]
+
+
+def tool_definitions(include: Sequence[str] | None = None) -> dict[str, Any]:
+    """`web_search` as an OpenAI, an Anthropic and an MCP tool (keys `openai`,
+    `anthropic`, `mcp`), and under `all` every tool in each format (lists, in the
+    order of `TOOLS`).
+
+    `include`: the optional-tier fields the deployment serves (`projection.optional`);
+    the `include` parameter then offers only those. Default: every field the contract
+    knows.
+    """
+    return {
+        "openai": openai_tool(WEB_SEARCH, include),
+        "anthropic": anthropic_tool(WEB_SEARCH, include),
+        "mcp": mcp_tool(WEB_SEARCH, include),
+        "all": {
+            "openai": [openai_tool(spec, include) for spec in TOOLS],
+            "anthropic": [anthropic_tool(spec, include) for spec in TOOLS],
+            "mcp": mcp_tools(include),
+        },
+    }

@@ -1,0 +1,269 @@
+"""The MCP server as agents reach it: the SDK's own client over stdio and streamable HTTP,
+with every provider answering from the recorded web cassette."""
+
+from __future__ import annotations
+
+import re
+import sys
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import httpx2
+import pytest
+import uvicorn
+from fastapi import FastAPI
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult, TextContent
+from starlette.requests import Request
+from starlette.routing import Route
+
+from sleuth.api.mcp import McpEndpoint, build_mcp
+from sleuth.errors import Unauthorized
+from sleuth.gateway import Sleuth
+from sleuth.store import MemoryStore
+from sleuth.tasks import DEFAULT_TENANT, TaskRunner
+from sleuth.testing import memory_settings
+
+DATA = Path(__file__).parents[1] / "data"
+CASSETTE = DATA / "web.jsonl"
+QUERY = "what's new in python 3.13"
+# Each cassette line answers once: a second search for QUERY asks other back ends.
+FIRST = ["brave", "tavily", "serpapi"]
+SECOND = ["google", "exa", "duckduckgo"]
+
+
+def text_of(result: CallToolResult) -> str:
+    (block,) = result.content
+    assert isinstance(block, TextContent)
+    return block.text
+
+
+def assert_cited_search(result: CallToolResult) -> None:
+    assert not result.is_error, text_of(result)
+    data = result.structured_content
+    assert isinstance(data, dict)
+    assert data["query"] == QUERY
+    titles = [item["title"] for item in data["results"]]
+    assert titles and all(titles)
+    assert any("3.13" in title for title in titles)
+    assert all(item["url"].startswith("https://") for item in data["results"])
+    text = text_of(result)
+    # The summary's sentences carry [n] marks that point into the numbered sources.
+    marks = {int(n) for n in re.findall(r"\[(\d+)\]\s*$", text.split("Sources:")[0], re.M)}
+    assert marks and marks <= set(range(1, len(titles) + 1))
+    for number, item in enumerate(data["results"], start=1):
+        assert f"[{number}] {item['title']} — {item['url']}" in text
+
+
+def assert_invalid_time_range(result: CallToolResult) -> None:
+    assert result.is_error
+    assert isinstance(result.structured_content, dict)
+    (error,) = result.structured_content["errors"]
+    assert error["code"] == "invalid_request"
+    assert error["field"] == "time_range"
+    assert error["allowed"] == ["any", "past_week", "past_month", "past_year"]
+    assert "time_range" in text_of(result) and "past_week" in text_of(result)
+
+
+async def finished(client: Client, task_id: str) -> dict[str, Any]:
+    with anyio.fail_after(10):
+        while True:
+            result = await client.call_tool("search_task_status", {"task_id": task_id})
+            assert not result.is_error, text_of(result)
+            task = result.structured_content
+            assert isinstance(task, dict)
+            if task["status"] in ("success", "failed"):
+                return task
+            await anyio.sleep(0.05)
+
+
+# --- stdio: the `sleuth mcp` process a desktop agent starts ------------------------------
+
+
+@pytest.fixture
+def sleuth_mcp(tmp_path: Path) -> StdioServerParameters:
+    config = tmp_path / "sleuth.yaml"
+    config.write_text(f"chain: [{', '.join(FIRST)}]\nstore:\n  backend: memory\n", encoding="utf-8")
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "sleuth.api.cli_mcp", "--replay", str(CASSETTE), "--config", str(config)],
+        env={"XDG_DATA_HOME": str(tmp_path / "data")},
+        cwd=tmp_path,
+    )
+
+
+async def test_stdio_lists_the_tools_and_searches(sleuth_mcp: StdioServerParameters) -> None:
+    async with Client(sleuth_mcp) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert list(listed) == ["web_search", "search_task_submit", "search_task_status"]
+        search = listed["web_search"]
+        assert "query" in search.input_schema["properties"]
+        assert search.input_schema["required"] == ["query"]
+        assert search.output_schema is not None
+        assert search.annotations is not None
+        assert search.annotations.read_only_hint is True
+        assert search.annotations.open_world_hint is True
+        status = listed["search_task_status"].annotations
+        assert status is not None and status.idempotent_hint is True
+
+        # The client itself checks the structured content against the output schema.
+        result = await client.call_tool("web_search", {"query": QUERY, "include": ["url"]})
+        assert_cited_search(result)
+        assert set(result.structured_content["providers"]) == set(FIRST)
+
+        bad = await client.call_tool("web_search", {"query": "q", "time_range": "yesterday"})
+        assert_invalid_time_range(bad)
+
+
+async def test_stdio_runs_a_submitted_task_to_success(sleuth_mcp: StdioServerParameters) -> None:
+    async with Client(sleuth_mcp) as client:
+        submitted = await client.call_tool(
+            "search_task_submit",
+            {"query": QUERY, "providers": SECOND, "idempotency_key": "k1"},
+        )
+        assert not submitted.is_error, text_of(submitted)
+        task = submitted.structured_content
+        assert isinstance(task, dict)
+        assert task["task_id"].startswith("task_") and task["status"] == "pending"
+
+        again = await client.call_tool(
+            "search_task_submit", {"query": QUERY, "providers": SECOND, "idempotency_key": "k1"}
+        )
+        assert again.structured_content["task_id"] == task["task_id"]
+
+        done = await finished(client, task["task_id"])
+        assert done["status"] == "success"
+        assert done["result"]["results"][0]["title"]
+        assert done["events"][0]["kind"] == "accepted"
+
+        missing = await client.call_tool("search_task_status", {"task_id": "task_nope"})
+        assert missing.is_error
+        (error,) = missing.structured_content["errors"]
+        assert error["code"] == "task_not_found" and error["field"] == "task_id"
+
+
+# --- streamable HTTP: mounted at /mcp in a FastAPI app, served by uvicorn ----------------
+
+
+KEYS = {"alice-key": "alice", "bob-key": "bob"}
+
+
+async def tenant_of_key(request: Request) -> str:
+    """Stands in for the service's API keys."""
+    presented = request.headers.get("x-api-key")
+    if presented is None:
+        return DEFAULT_TENANT
+    if presented not in KEYS:
+        raise Unauthorized("the API key is not valid")
+    return KEYS[presented]
+
+
+@pytest.fixture
+def served() -> Iterator[str]:
+    """A FastAPI app with the MCP endpoint mounted as api/http.py mounts it: the route
+    made with the app, the server started in its lifespan once the runner exists."""
+    mcp = McpEndpoint(host="127.0.0.1", authenticate=tenant_of_key)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        store = MemoryStore()
+        async with (
+            Sleuth(memory_settings(chain=FIRST, replay=CASSETTE), store=store) as sleuth,
+            TaskRunner(sleuth, store) as runner,
+            mcp.serving(build_mcp(sleuth, runner)),
+        ):
+            yield
+
+    app = FastAPI(lifespan=lifespan)
+    app.router.routes.append(Route("/mcp", endpoint=mcp))
+
+    config = uvicorn.Config(
+        app, host="127.0.0.1", port=0, log_level="warning", ws="none", http="h11", lifespan="on"
+    )
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_http_lists_and_calls_tools(served: str, mode: str) -> None:
+    async with Client(served, mode=mode) as client:
+        names = [tool.name for tool in (await client.list_tools()).tools]
+        assert names == ["web_search", "search_task_submit", "search_task_status"]
+        assert_cited_search(
+            await client.call_tool("web_search", {"query": QUERY, "include": ["url"]})
+        )
+        assert_invalid_time_range(
+            await client.call_tool("web_search", {"query": "q", "time_range": "yesterday"})
+        )
+
+
+async def test_http_tasks_belong_to_their_tenant(served: str) -> None:
+    @asynccontextmanager
+    async def with_key(key: str) -> AsyncIterator[Client]:
+        async with (
+            httpx2.AsyncClient(headers={"x-api-key": key}, timeout=10) as http,
+            Client(streamable_http_client(served, http_client=http)) as client,
+        ):
+            yield client
+
+    async with with_key("alice-key") as alice, with_key("bob-key") as bob:
+        submitted = await alice.call_tool("search_task_submit", {"query": QUERY})
+        task_id = submitted.structured_content["task_id"]
+        done = await finished(alice, task_id)
+        assert done["status"] == "success"
+        assert done["result"]["results"]
+        other = await bob.call_tool("search_task_status", {"task_id": task_id})
+        assert other.is_error
+        assert other.structured_content["errors"][0]["code"] == "task_not_found"
+
+
+def test_http_refuses_a_bad_key_a_foreign_host_and_an_unknown_tool(served: str) -> None:
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {
+        "accept": "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-06-18",
+    }
+    with httpx.Client(timeout=5) as http:
+        # The key is checked before any MCP message is read, with the error contract.
+        bad_key = http.post(served, json=listing, headers={**headers, "x-api-key": "nope"})
+        assert bad_key.status_code == 401
+        assert bad_key.headers["www-authenticate"] == "Bearer"
+        assert bad_key.json()["code"] == "unauthorized"
+        # On loopback, where keys may be off, a DNS-rebound page cannot reach /mcp.
+        rebound = http.post(served, json=listing, headers={**headers, "host": "evil.example"})
+        assert rebound.status_code == 421
+        unknown = http.post(
+            served,
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "rm"}},
+            headers=headers,
+        )
+    assert unknown.status_code == 200
+    assert "unknown tool 'rm'" in unknown.json()["error"]["message"]
+
+
+async def test_the_endpoint_answers_503_until_its_server_runs() -> None:
+    endpoint = McpEndpoint()
+    transport = httpx.ASGITransport(app=endpoint)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as http:
+        answer = await http.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert answer.status_code == 503
+    assert answer.headers["retry-after"] == "1"
+    assert answer.json()["code"] == "service_unavailable"

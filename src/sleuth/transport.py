@@ -400,7 +400,8 @@ def _ddgs_error(provider: str, exc: BaseException) -> ProviderError:
 
 
 class ReplayTransport:
-    """Answers from recorded exchanges; a call with no matching line is a `ReplayMiss`."""
+    """Answers from recorded exchanges, in order per (provider, query), the last one
+    repeating; a call with no matching line is a `ReplayMiss`."""
 
     def __init__(self, entries: Iterable[Mapping[str, Any]], source: str = "cassette") -> None:
         self._answers: dict[tuple[str, str], deque[RawResponse]] = defaultdict(deque)
@@ -426,10 +427,12 @@ class ReplayTransport:
         queue = self._answers.get((provider, query))
         if not queue:
             raise ReplayMiss(
-                f"the cassette has no (more) answers for provider {provider!r} and query {query!r}",
+                f"the cassette has no answer for provider {provider!r} and query {query!r}",
                 provider=provider,
             )
-        return queue.popleft()
+        # Lines for one call are answered in order ("a 429, then a 200"); the last one
+        # keeps answering, so a replayed service can be asked the same thing again.
+        return queue.popleft() if len(queue) > 1 else queue[0]
 
     async def aclose(self) -> None:
         return None

@@ -29,7 +29,8 @@ def test_profile_saves_bodies_and_suggests_a_projection(runner: CliRunner, tmp_p
     assert result.exit_code == 0, result.output
     saved = json.loads((out / "searxng-1.json").read_text(encoding="utf-8"))
     assert saved["results"][0]["title"] == "What's New In Python 3.13"
-    assert not (out / "searxng-2.json").exists()  # the cassette holds one run
+    # The cassette holds one answer, which a replay repeats for every run.
+    assert json.loads((out / "searxng-3.json").read_text(encoding="utf-8")) == saved
     assert "publishedDate" in result.stdout and "occasional" in result.stdout
     suggestion = (out / "searxng-projection.yaml").read_text(encoding="utf-8")
     assert "projection:" in suggestion and "always: [title, snippet" in suggestion

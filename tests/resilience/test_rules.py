@@ -222,7 +222,7 @@ CASES: list[tuple[str, Failure, str, str, str]] = [
     ),
     (
         "replay_miss",
-        Failure.of("exa", ReplayMiss("the cassette has no (more) answers for provider 'exa'")),
+        Failure.of("exa", ReplayMiss("the cassette has no answer for provider 'exa'")),
         "non_recoverable",
         "replay_miss",
         "fallback",

@@ -4,15 +4,16 @@ query, on the labelled corpus tests/data/safety/queries.jsonl.
 The corpus (Chinese and English) holds injections (direct, role-play, "print your
 system prompt", full-width letters, zero-width characters, hidden in markup or in
 Unicode tag characters) and benign queries that mention prompts, instructions, ignore
-or system, carry markup, or carry invisible characters. It was written before the
-rules were tuned; rows with "split": "heldout" were never used for tuning, so their
-figures are the honest ones. Rows may name the information need ("need") that a
-neutralised query should keep.
+or system, carry markup, or carry invisible characters. It was written in rounds,
+each before the rules were changed for it; rows with "split": "heldout" were never
+used for tuning, so their figures are the honest ones, and their note names the round
+("[round 3]"). Rows a later round tuned on say "[held out in round N]". Rows may name
+the information need ("need") that a neutralised query should keep.
 
 Prints, with the default settings: detection rate and false-positive rate overall,
-per language and per split; how often the neutral query kept the need and no longer
-reads as an attack; how many benign queries were sent exactly as typed; the median
-CPU time of the guard per query; and every miss.
+per language, per split and per held-out round; how often the neutral query kept the
+need and no longer reads as an attack; how many benign queries were sent exactly as
+typed; the median CPU time of the guard per query; and every miss.
 
     python bench/safety.py
 """
@@ -20,6 +21,7 @@ CPU time of the guard per query; and every miss.
 from __future__ import annotations
 
 import json
+import re
 import statistics
 import time
 from collections.abc import Iterable
@@ -29,6 +31,7 @@ from typing import Any
 from sleuth.stages.guard import GuardSettings, Judgement, judge
 
 CORPUS = Path(__file__).parents[1] / "tests" / "data" / "safety" / "queries.jsonl"
+ROUND = re.compile(r"\[(round \d+)\]")
 
 
 def load() -> list[dict[str, Any]]:
@@ -74,6 +77,10 @@ def main() -> None:
             print(f"  {split:8} {lang}        {rates(part)}")
         part = [(r, v) for r, v in judged if r["split"] == split]
         print(f"  {split:8} both      {rates(part)}")
+    held_out = [(r, v) for r, v in judged if r["split"] == "heldout"]
+    for name in sorted({match.group(1) for r, _ in held_out if (match := ROUND.search(r["note"]))}):
+        part = [(r, v) for r, v in held_out if f"[{name}]" in r["note"]]
+        print(f"  heldout {name}   {rates(part)}")
     for lang in ("en", "zh"):
         print(f"  language {lang}        {rates((r, v) for r, v in judged if r['lang'] == lang)}")
 

@@ -1,8 +1,10 @@
 """Text helpers of the query injection check: views, clauses, cues and the need.
 
 Owns how `sleuth.stages.query_injection` reads a query: the extra views the patterns
-read (leetspeak undone, spaced letters joined, base64 decoded), clauses (`_clause_of`)
-and whether a cue sits in one (`_cue`), how far a role tag or hijack reaches
+and the score read (look-alike letters of other scripts folded, leetspeak undone,
+letters split by spaces or dots joined, the text reversed or rot13 undone when that
+makes it read as English, quoted pieces joined; base64 decoded), clauses
+(`_clause_of`) and whether a cue sits in one (`_cue`), how far a role tag or hijack reaches
 (`_closing`, `_stop`), and how the neutral query is made from what is left
 (`_kept_clauses`, `_residue`, `_trimmed`). Which patterns exist, the settings and the
 verdict stay in `sleuth.stages.query_injection`, which imports from here (this module
@@ -12,6 +14,7 @@ imports it back for types only). No I/O.
 from __future__ import annotations
 
 import base64
+import codecs
 import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
@@ -39,36 +42,82 @@ _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _EDGE_PUNCTUATION = "\x00 \t,.;:!?，。；：！？、\"'“”‘’()（）[]【】《》-–—"
 _TRAILING_CONNECTOR = re.compile(r"(?:\s+(?:and|then|but|or)|然后|并且|接着)$", re.I)
 _ARTICLE = re.compile(r"(?:the|a|an)\s+(?=\S)", re.I)
-# Obfuscations undone before matching: leetspeak inside words that hold letters, and
-# four or more single letters spaced out.
+# Obfuscations undone before matching: Cyrillic and Greek letters that look like Latin
+# ones ("іgnore" with a Cyrillic і), leetspeak inside words that hold letters, four or
+# more single letters (or Chinese characters) split by one and the same separator
+# ("i g n o r e", "i.g.n.o.r.e", "忽 略 以 上"), and pieces of text in quotation marks,
+# joined when there are several ("a = 'ignore all prev', b = 'ious instructions'").
+_LOOKALIKES = str.maketrans(
+    "аВвЕеКкМНОоРрСсТтуХхІіЈјЅѕԁԛԝүАΑαΒΕεΖΗΙιΚκΜΝνΟοΡρΤτΥυΧχ",
+    "aBBEeKkMHOoPpCcTtyXxIiJjSsdqwyAAaBEeZHIiKkMNvOoPpTtYuXx",
+)
+_LOOKALIKE = re.compile("[аВвЕеКкМНОоРрСсТтуХхІіЈјЅѕԁԛԝүАΑαΒΕεΖΗΙιΚκΜΝνΟοΡρΤτΥυΧχ]")
 _LEET = str.maketrans("013457@$", "oieastas")
 _LEET_WORD = re.compile(r"\b(?=[\w@$]*[A-Za-z])(?=[\w@$]*[013457@$])[\w@$]+")
-_SPACED_LETTERS = re.compile(r"(?<![\w])(?:[A-Za-z] ){3,}[A-Za-z](?![\w])")
+_SPLIT_LETTERS = re.compile(
+    r"(?<![^\W_])(?:[A-Za-z]([ .\-_*+|/~])(?:[A-Za-z]\1){2,}[A-Za-z]"
+    r"|[\u4e00-\u9fff]([ .\-_*+|/~])(?:[\u4e00-\u9fff]\2){2,}[\u4e00-\u9fff])(?![^\W_])"
+)
+_QUOTED_PIECE = re.compile(r"'([^']+)'|\"([^\"]+)\"|“([^”]+)”|‘([^’]+)’")
+# Common English words: a reversed or rot13 view is read only when it holds more of them
+# than the text as typed, that is when the text was English turned around.
+_ENGLISH = re.compile(
+    r"\b(?:the|and|you|your|to|of|all|is|are|in|it|this|that|me|my|with|for|now|previous"
+    r"|above|instructions|prompt|rules|ignore|say|tell|print)\b",
+    re.I,
+)
 # A role name after a chat-template tag that opens the user's turn: "<|im_start|>user".
 _USER_TURN = re.compile(r"\s*(?:user|human)\b\s*:?", re.I)
 _BASE64 = re.compile(r"(?<![\w+/])[A-Za-z0-9+/]{16,}={0,2}(?![\w+/=])")
 
 
 def _views(view: str, positions: list[int] | None) -> Iterator[tuple[str, list[int] | None]]:
-    """The texts the patterns read, each with where its characters sit in the query: the
-    view itself, then the view with leetspeak undone ("1gn0re" → "ignore"; same length)
-    and with spaced letters joined ("i g n o r e" → "ignore"), when they differ."""
+    """The texts the patterns and the score read, each with where its characters sit in
+    the query: the view itself, then, when they differ from it, the view with look-alike
+    letters folded ("іgnore" → "ignore"; same length), with leetspeak undone ("1gn0re" →
+    "ignore"), with split letters joined ("i.g.n.o.r.e" → "ignore"), reversed and with
+    rot13 undone (each only when it holds more common English words than the view), and
+    the pieces in quotation marks joined."""
     yield view, positions
+    if _LOOKALIKE.search(view):
+        view = view.translate(_LOOKALIKES)
+        yield view, positions
     unleet = _LEET_WORD.sub(lambda match: match.group().translate(_LEET), view)
     if unleet != view:
         yield unleet, positions
-    if _SPACED_LETTERS.search(view):
-        kept = [
-            index
-            for index, char in enumerate(view)
-            if not (char == " " and _in_spaced_run(view, index))
-        ]
-        joined = "".join(view[index] for index in kept)
-        yield joined, [_original(positions, index) for index in kept]
+    split = [
+        index
+        for match in _SPLIT_LETTERS.finditer(view)
+        for index in range(match.start() + 1, match.end(), 2)
+    ]
+    if split:
+        yield _kept(view, positions, set(split))
+    english = len(_ENGLISH.findall(view))
+    backwards = view[::-1]
+    if len(_ENGLISH.findall(backwards)) > max(english, 1):
+        yield backwards, [_original(positions, index) for index in range(len(view) - 1, -1, -1)]
+    rotated = codecs.encode(view, "rot13")
+    if len(_ENGLISH.findall(rotated)) > max(english, 1):
+        yield rotated, positions
+    pieces = [
+        index
+        for match in _QUOTED_PIECE.finditer(view)
+        for group in range(1, 5)
+        if match.start(group) != -1
+        for index in range(match.start(group), match.end(group))
+    ]
+    if len(_QUOTED_PIECE.findall(view)) > 1:
+        yield (
+            "".join(view[index] for index in pieces),
+            [_original(positions, index) for index in pieces],
+        )
 
 
-def _in_spaced_run(view: str, index: int) -> bool:
-    return any(match.start() < index < match.end() for match in _SPACED_LETTERS.finditer(view))
+def _kept(
+    view: str, positions: list[int] | None, dropped: set[int]
+) -> tuple[str, list[int] | None]:
+    kept = [index for index in range(len(view)) if index not in dropped]
+    return "".join(view[index] for index in kept), [_original(positions, index) for index in kept]
 
 
 def _decoded_base64(token: str) -> str:

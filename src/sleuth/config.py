@@ -23,6 +23,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from sleuth.egress import EgressSettings
 from sleuth.errors import ConfigError
+from sleuth.observe import ObserveSettings
 from sleuth.resilience.breaker import BreakerSettings
 from sleuth.resilience.hedge import HedgeSettings
 from sleuth.resilience.ladder import LadderSettings
@@ -165,6 +166,7 @@ class Settings(BaseSettings):
     content_policy: ContentPolicySettings = Field(default_factory=ContentPolicySettings)
     tasks: TaskSettings = Field(default_factory=TaskSettings)
     serve: ServeSettings = Field(default_factory=ServeSettings)
+    observe: ObserveSettings = Field(default_factory=ObserveSettings)
 
     @field_validator("providers", mode="before")
     @classmethod

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -43,19 +42,20 @@ from sleuth.contract import (
     SummarySentence,
     describe_validation_error,
 )
+from sleuth.dispatch import backups_for, choose_providers, request_for
 from sleuth.egress import EgressPolicy
-from sleuth.errors import InvalidRequest, MissingApiKey, NoResults, SearchError
+from sleuth.errors import InvalidRequest, NoResults, SearchError
 from sleuth.feedback import FeedbackTally
 from sleuth.mapping_files import MappingFiles
 from sleuth.model_summary import summarize_with_model
+from sleuth.observe import Observer, Watch
 from sleuth.outcomes import Merged, merge_outcomes
-from sleuth.providers.base import HttpRequest, Provider, ProviderQuery, ProviderSettings
+from sleuth.providers.base import HttpRequest, Provider
 from sleuth.providers.mapping import FieldMapping
 from sleuth.resilience import ladder
 from sleuth.resilience.breaker import Breaker
 from sleuth.resilience.call import Exchange, Policies, ProviderOutcome, ask_chain
 from sleuth.resilience.hedge import LatencyTracker
-from sleuth.resilience.quota import Quota
 from sleuth.resilience.rules import RuleBook
 from sleuth.stages.clean import clean
 from sleuth.stages.content_policy import apply_content_policy
@@ -165,6 +165,8 @@ class Sleuth:
         self.click_priors: dict[str, float] = {}
         #: Which domains' results were shown, for the click-through prior (`feedback.py`).
         self.feedback = FeedbackTally()
+        #: The call log, metrics and dashboard figures of this instance's searches.
+        self.observer = Observer.for_settings(self.settings)
 
     @property
     def transport(self) -> Transport:
@@ -235,17 +237,24 @@ class Sleuth:
 
         `progress` hears each stage and each provider start and finish; `task_id`
         names the response (a fresh one when not given). Every way out (fresh, cached,
-        the ladder's fallback) passes the output-safety gate."""
-        response = await self._search(request, progress, task_id)
-        # file: links in results passed `sanitise_items`, which keeps them only for the
-        # local knowledge base's own results.
-        return sanitise_response(response, allow_file=True)
+        the ladder's fallback) passes the output-safety gate and has secrets redacted
+        from its errors, and leaves one call-log event (a failed one when it raises)."""
+        task_id = task_id or f"srch_{uuid.uuid4().hex}"
+        with self.observer.watch(request, task_id) as watch:
+            response = await self._search(request, progress, task_id, watch)
+            # file: links in results passed `sanitise_items`, which keeps them only for
+            # the local knowledge base's own results.
+            response = sanitise_response(response, allow_file=True)
+            response = self.observer.redact_response(response)
+            watch.answered(response)
+        return response
 
     async def _search(
         self,
         request: SearchRequest | Mapping[str, Any] | str,
         progress: Progress | None,
         task_id: str | None,
+        watch: Watch | None = None,
     ) -> SearchResponse:
         req = parse_request({"query": request} if isinstance(request, str) else request)
         now = datetime.now(UTC)
@@ -260,10 +269,10 @@ class Sleuth:
         with timer.stage("rewrite"):
             rewritten = rewrite(guarded.text, req.context, settings.rewrite)
         check_include(req.include, settings.projection)
-        chosen = self._choose_providers(req)
+        chosen = choose_providers(req, self.settings)
         if reason := refusal(req.domain_filter, [provider.info for provider in chosen]):
             raise InvalidRequest(reason, field="domain_filter")
-        backups = self._backups_for(req, chosen)
+        backups = backups_for(req, chosen, self.settings)
         mappings = {
             provider.name: self.mappings.for_provider(provider)
             for provider in [*chosen, *map(registry.get, backups)]
@@ -334,6 +343,8 @@ class Sleuth:
         with timer.stage("facts"):
             checked = check_facts(top, rewritten.terms, settings.facts)
             top = checked.items
+        if watch is not None:  # projection may drop source_trust_score; the log wants it
+            watch.scored(top)
         with timer.stage("project"):
             include = self._include_for(req, guarded.text, now)
             results = project(top, include, len(top), settings.projection)
@@ -469,7 +480,7 @@ class Sleuth:
         return Policies(
             rules=self.rules,
             breaker=Breaker(self.store, settings.breaker),
-            quota=Quota(self.store, settings.quota),
+            quota=self.observer.quota(self.store, settings.quota),
             latency=self.latency,
             retry=settings.retry,
             hedge=settings.hedge,
@@ -487,43 +498,6 @@ class Sleuth:
             if asks_for_sources(query):
                 include.append("url")
         return [name for name in dict.fromkeys(include) if name in projection.optional]
-
-    def _choose_providers(self, req: SearchRequest) -> list[Provider]:
-        enabled = [name for name, conf in self.settings.providers.items() if conf.enabled]
-        names = req.providers if req.providers is not None else self.settings.chain
-        chosen = []
-        for name in dict.fromkeys(names):
-            provider = registry.get(name)  # unknown names raise InvalidRequest
-            if name not in enabled:
-                raise InvalidRequest(
-                    f"providers: {name!r} is not enabled here; allowed: {', '.join(enabled)}",
-                    field="providers",
-                    allowed=enabled,
-                )
-            chosen.append(provider)
-        if not chosen:
-            raise InvalidRequest(
-                f"providers: name at least one; allowed: {', '.join(enabled)}",
-                field="providers",
-                allowed=enabled,
-            )
-        return chosen
-
-    def _backups_for(self, req: SearchRequest, chosen: list[Provider]) -> list[str]:
-        """The configured backups for a request that names no providers (one that does
-        gets exactly those), leaving out the chosen and the disabled."""
-        if req.providers is not None:
-            return []
-        taken = {provider.name for provider in chosen}
-        configured = self.settings.providers
-        return [
-            name
-            for name in dict.fromkeys(self.settings.backups)
-            if name not in taken
-            and name in configured
-            and configured[name].enabled
-            and name in registry.names()
-        ]
 
     def _exchange(
         self,
@@ -546,42 +520,13 @@ class Sleuth:
             return await self.transport.send(name, req.query, request, timeout_s)
 
         return Exchange(
-            build=lambda: self._request_for(provider, req, guarded_text, rewritten),
+            build=lambda: request_for(provider, req, guarded_text, rewritten, self.settings),
             send=send,
             parse=lambda response: provider.parse_response(
                 response.status, response.headers, response.body, mapping
             ),
             timeout_s=self.settings.providers[name].timeout_s,
         )
-
-    def _request_for(
-        self, provider: Provider, req: SearchRequest, guarded_text: str, rewritten: Rewritten
-    ) -> HttpRequest:
-        """The provider's description of its call; `MissingApiKey` when it has no key."""
-        conf = self.settings.providers[provider.name]
-        api_key = (os.environ.get(conf.api_key_env) or None) if conf.api_key_env else None
-        if api_key is None and self.settings.replay is not None:
-            api_key = "replay-needs-no-key"  # the cassette answers; nothing is sent anywhere
-        if api_key is None and (provider.info.needs_key or conf.api_key_env):
-            where = f"${conf.api_key_env}" if conf.api_key_env else "no api_key_env configured"
-            raise MissingApiKey(
-                f"{provider.name} needs an API key ({where}); skipped",
-                provider=provider.name,
-                action="fallback",
-            )
-        natural = provider.info.query_style == "natural"
-        query = ProviderQuery(
-            text=guarded_text if natural else rewritten.keywords,
-            original=req.query,
-            max_results=max(req.max_results, self.settings.per_provider_results),
-            language=rewritten.language,
-            time_range=req.time_range if provider.info.time_range else "any",
-            domain_filter=tuple(req.domain_filter) if provider.info.domain_filter else (),
-        )
-        settings = ProviderSettings(
-            base_url=conf.base_url, timeout_s=conf.timeout_s, api_key=api_key, options=conf.options
-        )
-        return provider.build_request(query, settings)
 
     async def fetch_raw(
         self, provider_name: str, request: SearchRequest | Mapping[str, Any] | str
@@ -590,7 +535,9 @@ class Sleuth:
         req = parse_request({"query": request} if isinstance(request, str) else request)
         guarded = guard(req.query, self.settings.guard)
         rewritten = rewrite(guarded.text, req.context, self.settings.rewrite)
-        (provider,) = self._choose_providers(req.model_copy(update={"providers": [provider_name]}))
-        http_request = self._request_for(provider, req, guarded.text, rewritten)
+        (provider,) = choose_providers(
+            req.model_copy(update={"providers": [provider_name]}), self.settings
+        )
+        http_request = request_for(provider, req, guarded.text, rewritten, self.settings)
         timeout = self.settings.providers[provider.name].timeout_s
         return await self.transport.send(provider.name, req.query, http_request, timeout)

@@ -47,6 +47,7 @@ from sleuth.errors import (
     TooManyRequests,
 )
 from sleuth.gateway import Sleuth, parse_request
+from sleuth.observe import call_context
 from sleuth.service_settings import TaskSettings
 from sleuth.store import EventRecord, Store, TaskRecord
 
@@ -359,13 +360,15 @@ class TaskRunner:
                 await self._finish(record, events, error=error)
                 return
             events.emit("started", {"attempt": record.attempts, "worker": self.worker_id})
-            search = asyncio.create_task(
-                self.sleuth.search(
-                    record.request,
-                    progress=self._progress(events, record.task_id),
-                    task_id=record.task_id,
+            # The new task copies this context: its call-log event names the task's tenant.
+            with call_context(tenant=record.tenant, tool_name="task"):
+                search = asyncio.create_task(
+                    self.sleuth.search(
+                        record.request,
+                        progress=self._progress(events, record.task_id),
+                        task_id=record.task_id,
+                    )
                 )
-            )
             running = _Running(record, search)
             self._running[record.task_id] = running
             running.keeper = asyncio.create_task(self._keep_lease(running))

@@ -8,13 +8,15 @@
     GET    /v1/tools               the search tool as OpenAI, Anthropic and MCP definitions
     POST   /v1/feedback            a result was clicked or used (click-through prior)
     GET    /healthz, /readyz       liveness; readiness (the store answers)
+    GET    /metrics, /dashboard    Prometheus metrics; the dashboard (see api/dashboard)
     /mcp                           MCP over streamable HTTP (see api/mcp.py)
 
 Every failure answers with the error contract (`SearchError` JSON) and the status its
 class names (`status_hint`); a refusal with `retry_after_s` also sends Retry-After.
 Keys: whenever auth is on (`serve.auth`, on by default off loopback), every route but
-the health checks needs `Authorization: Bearer <key>` or `X-API-Key`, and each key has
-its own rate limit. No pipeline logic lives here.
+the health checks and the dashboard's page and script (which hold no data) needs
+`Authorization: Bearer <key>` or `X-API-Key`, and each key has its own rate limit. No
+pipeline logic lives here.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
 from sleuth import keys
+from sleuth.api import dashboard
 from sleuth.api.mcp import McpEndpoint, build_mcp
 from sleuth.config import Settings, load_settings
 from sleuth.contract import (
@@ -48,6 +51,7 @@ from sleuth.contract import (
 from sleuth.errors import InvalidRequest, SearchError, SearchTimeout
 from sleuth.feedback import Feedback
 from sleuth.gateway import Sleuth
+from sleuth.observe import call_context
 from sleuth.store import Store, open_store
 from sleuth.tasks import DEFAULT_TENANT, TaskRunner
 from sleuth.tools import tool_definitions
@@ -156,6 +160,9 @@ def create_app(
             core = sleuth or Sleuth(settings)
             if sleuth is None:
                 stack.push_async_callback(core.aclose)
+            # The service's call log goes to stdout unless `observe.log_to` says otherwise.
+            core.observer.start(auto="stdout")
+            stack.callback(core.observer.close)
             # A replayed run keeps breakers and cache in memory (see Sleuth.store), but
             # tasks and keys always live in the configured store: they must outlive it.
             store = core.store if settings.replay is None else open_store(settings.store)
@@ -181,6 +188,7 @@ def create_app(
     )
     _install_error_handlers(app)
     _install_routes(app)
+    app.include_router(dashboard.routes(service, caller))
     # A Route, not a Mount: a Mount would answer /mcp with a redirect to /mcp/.
     app.router.routes.append(Route("/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"]))
     return app
@@ -248,7 +256,8 @@ def _install_routes(app: FastAPI) -> None:
         timeout = svc.settings.serve.search_timeout_s + svc.settings.deadline_s
         try:
             async with asyncio.timeout(timeout):
-                response = await svc.sleuth.search(body)
+                with call_context(tenant=who.tenant, tool_name="http_search"):
+                    response = await svc.sleuth.search(body)
         except TimeoutError:
             raise SearchTimeout(
                 f"the search took longer than {timeout:g}s; submit it as a task instead"

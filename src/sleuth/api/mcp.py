@@ -67,6 +67,7 @@ from sleuth.config import Settings
 from sleuth.contract import ErrorInfo, SearchResponse, Task
 from sleuth.errors import InvalidRequest, SearchError
 from sleuth.gateway import Sleuth, parse_request
+from sleuth.observe import call_context
 from sleuth.service_settings import is_loopback
 from sleuth.store import open_store
 from sleuth.tasks import DEFAULT_TENANT, TaskRunner
@@ -215,8 +216,9 @@ def build_mcp(
     ) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
-    async def web_search(arguments: Mapping[str, Any], _tenant: str) -> types.CallToolResult:
-        response = await sleuth.search(parse_request(arguments))
+    async def web_search(arguments: Mapping[str, Any], owner: str) -> types.CallToolResult:
+        with call_context(tenant=owner, tool_name="web_search"):
+            response = await sleuth.search(parse_request(arguments))
         return types.CallToolResult(
             content=[types.TextContent(text=render_text(response))],
             structured_content=_dump(response),
@@ -381,6 +383,9 @@ async def serve_stdio(settings: Settings) -> None:
     """
     async with AsyncExitStack() as stack:
         sleuth = await stack.enter_async_context(Sleuth(settings))
+        # stdout carries the protocol: `observe.log_to: auto` logs to stderr here.
+        sleuth.observer.start(auto="stderr")
+        stack.callback(sleuth.observer.close)
         # As `sleuth serve` does: a replayed run keeps breakers and cache in memory, but
         # tasks live in the configured store, whatever answers the back ends' calls.
         store = sleuth.store if settings.replay is None else open_store(settings.store)

@@ -1,0 +1,173 @@
+"""Secrets out of everything sleuth logs: API keys from the environment, Authorization
+values, key-shaped strings and ``key=`` URL parameters become ``[REDACTED]``.
+
+Owns what counts as a secret; `RedactSecrets` is the structlog processor the call log
+runs every event through (`sleuth.observe`), and `redact_text` is what the dashboard's
+error messages pass. The environment is read at each use, so a key set after start-up
+(or by a test) is redacted too. Sleuth's own key prefixes (``sk_`` and 8 characters,
+shown to tell keys apart) are too short to match and stay readable.
+
+>>> redact_text("Authorization: Bearer abcdef123456 and ?key=AIzaSyA123", ())
+'Authorization: Bearer [REDACTED] and ?key=[REDACTED]'
+>>> redact_text("token sk_live_0123456789abcdefXYZ leaked", ())
+'token [REDACTED] leaked'
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Collection, Mapping, MutableMapping, Sequence
+from typing import Any
+from urllib.parse import quote
+
+__all__ = [
+    "REDACTED",
+    "RedactSecrets",
+    "drop_secret_words",
+    "redact",
+    "redact_text",
+    "secret_parts",
+    "secret_values",
+]
+
+REDACTED = "[REDACTED]"
+
+#: Environment variable names whose values are secrets, whatever the configuration says.
+_SECRET_ENV_NAME = re.compile(
+    r"(?i)(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$"
+)
+#: Mapping keys whose values are secrets, wherever they appear in an event.
+_SECRET_KEYS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api_key",
+        "apikey",
+        "api-key",
+        "password",
+        "secret",
+        "token",
+        "access_token",
+        "cookie",
+        "set-cookie",
+    }
+)
+#: Shorter environment values are not worth redacting ("on", "true", "3").
+_MIN_SECRET_CHARS = 8
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # Authorization header values.
+    (re.compile(r"(?i)\b(bearer|basic|token)(\s+)[A-Za-z0-9._~+/=-]{8,}"), rf"\1\2{REDACTED}"),
+    # Key-shaped strings of well-known issuers (sleuth's own keys are sk_...).
+    (re.compile(r"\bsk[_-][A-Za-z0-9_-]{16,}"), REDACTED),
+    (re.compile(r"\bAIza[0-9A-Za-z_-]{20,}"), REDACTED),
+    (re.compile(r"\btvly-[A-Za-z0-9_-]{8,}"), REDACTED),
+    (re.compile(r"\b(?:ghp|gho|ghs|ghu|github_pat)_[A-Za-z0-9_]{16,}"), REDACTED),
+    (re.compile(r"\bAKIA[0-9A-Z]{16}\b"), REDACTED),
+    (re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}"), REDACTED),
+    # key=value in URLs and forms, name: value in headers and text.
+    (
+        re.compile(
+            r"(?i)([?&;](?:api[_-]?key|apikey|key|access[_-]?token|token|auth|secret|password)=)"
+            r"[^&#\s\"']+"
+        ),
+        rf"\1{REDACTED}",
+    ),
+    (
+        re.compile(
+            r"(?i)\b((?:x-)?api[_-]?key|access[_-]?token|client[_-]?secret|password|passwd)"
+            r"(\"?\s*[:=]\s*[\"']?)[^\s\"',;&}]{6,}"
+        ),
+        rf"\1\2{REDACTED}",
+    ),
+)
+
+
+def secret_values(names: Collection[str] = ()) -> frozenset[str]:
+    """The values of the environment variables that hold secrets: those `names`, and
+    any whose name looks like one (``*_API_KEY``, ``*_TOKEN``, ...). Read each time,
+    so a key set after start-up is redacted too."""
+    wanted = set(names)
+    found: set[str] = set()
+    for name, value in os.environ.items():
+        if len(value) < _MIN_SECRET_CHARS:
+            continue
+        if name in wanted or _SECRET_ENV_NAME.search(name):
+            found.add(value)
+            found.add(quote(value, safe=""))  # as it would appear in a URL
+    return frozenset(found)
+
+
+def redact_text(text: str, secrets: Collection[str]) -> str:
+    """`text` with every secret value and key-looking string replaced by ``[REDACTED]``."""
+    for secret in sorted(secrets, key=len, reverse=True):  # a key before its prefix
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    for pattern, replacement in _PATTERNS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def secret_parts(text: str, secrets: Collection[str]) -> list[str]:
+    """The substrings of `text` that `redact_text` would hide (the value, not its name).
+
+    >>> secret_parts("use ?key=abc123xyz please", ())
+    ['abc123xyz']
+    """
+    parts = [secret for secret in secrets if secret in text]
+    for pattern, _ in _PATTERNS:
+        for match in pattern.finditer(text):
+            start = match.end(pattern.groups) if pattern.groups else match.start()
+            parts.append(text[start : match.end()])
+    return parts
+
+
+def drop_secret_words(words: Sequence[str], source: str, secrets: Collection[str]) -> list[str]:
+    """`words` derived from `source` (a query's keywords), without those that are a piece
+    of a secret in it: a rewrite splits "sk_live_0123..." into "sk", "live", "0123...".
+
+    >>> drop_secret_words(["sk", "live", "0123456789abcdefghij", "limits"],
+    ...                   "sk_live_0123456789abcdefghij limits", ())
+    ['limits']
+    """
+    parts = [part.casefold() for part in secret_parts(source, secrets)]
+    return [word for word in words if not any(word.casefold() in part for part in parts)]
+
+
+def redact(value: Any, secrets: Collection[str]) -> Any:
+    """Any JSON-like value with its strings redacted and secret-named keys' values hidden.
+
+    >>> redact({"headers": {"Authorization": "x"}, "n": 3}, ())
+    {'headers': {'Authorization': '[REDACTED]'}, 'n': 3}
+    """
+    if isinstance(value, str):
+        return redact_text(value, secrets)
+    if isinstance(value, Mapping):
+        return {
+            key: (
+                REDACTED
+                if isinstance(key, str) and key.lower() in _SECRET_KEYS and item
+                else redact(item, secrets)
+            )
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [redact(item, secrets) for item in value]
+    return value
+
+
+class RedactSecrets:
+    """A structlog processor: every value of the event is passed through `redact`.
+
+    `names` are environment variables whose values are secrets (read at each event).
+    """
+
+    def __init__(self, names: Collection[str] = ()) -> None:
+        self.names = frozenset(names)
+
+    def __call__(
+        self, logger: Any, method_name: str, event_dict: MutableMapping[str, Any]
+    ) -> MutableMapping[str, Any]:
+        secrets = secret_values(self.names)
+        return {key: redact(value, secrets) for key, value in event_dict.items()}

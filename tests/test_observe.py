@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,13 +14,14 @@ from typing import Any
 import pytest
 
 from sleuth.config import Settings
+from sleuth.contract import SearchRequest
 from sleuth.errors import ConfigError
 from sleuth.gateway import Sleuth
 from sleuth.observe import CallRecord, Observer, ObserveSettings, call_context, query_hash
 from sleuth.providers.base import Provider
 from sleuth.redaction import REDACTED, RedactSecrets, redact_text
 from sleuth.resilience.breaker import Breaker, BreakerSettings
-from sleuth.store import MemoryStore
+from sleuth.store import MemoryStore, cache_key
 from sleuth.tasks import TaskRunner
 from sleuth.testing import Cassette, fake_provider, registered
 
@@ -314,6 +316,12 @@ async def test_a_key_echoed_in_a_provider_error_never_reaches_log_response_or_da
     assert SECRET not in answer and REDACTED in answer
     figures = json.dumps(sleuth.observer.dashboard_figures())
     assert SECRET not in figures and REDACTED in figures
+    key = cache_key(SearchRequest(query=QUERY), conf.chain)
+    cached = await sleuth.store.get_cached(key, time.time())
+    assert cached is not None  # the partial answer was kept, without the key
+    assert SECRET not in json.dumps(cached.entry.response) and REDACTED in json.dumps(
+        cached.entry.response
+    )
 
 
 def test_the_processor_redacts_headers_keys_and_secret_env_values(

@@ -450,7 +450,7 @@ class Sleuth:
         whole = ladder.complete(response.errors, response.degradations)
         entry = entry_for(
             req,
-            response,
+            self.observer.redact_response(response),  # a key echoed in an error stays out
             complete=whole,
             now=time.time(),
             settings=self.settings.cache,

@@ -19,7 +19,7 @@ from test_task_store_contract import LEASE, task
 
 from redis_server import namespace, redis_url_or_skip
 from sleuth.resilience.quota import PoolSettings, Quota, QuotaSettings
-from sleuth.store import RedisStore, StoreSettings, open_store
+from sleuth.store import BreakerRecord, RedisStore, StoreSettings, open_store
 
 DAY = 86400.0
 
@@ -234,3 +234,40 @@ async def test_claims_across_shards_take_the_best_task_of_all_shards() -> None:
         *(r.task_id for r in best_first),
         None,
     ]
+
+
+async def test_a_breaker_read_that_lands_after_a_write_does_not_make_the_next_one_retry(
+    handle: RedisStore, raw: Redis
+) -> None:
+    """A read of the breaker (`get_breaker`, outside the write lock) answered before
+    this handle's own write but handled after it must not leave the older state as the
+    start of the next write: alone on a breaker, every write is one round trip."""
+    record = BreakerRecord(calls=((T0, False),))
+    await handle.update_breaker("brave", lambda current: current)
+    real = handle._redis.execute_command
+    read_answered, write_done = asyncio.Event(), asyncio.Event()
+
+    async def late_reads(*args: object, **options: object) -> object:
+        answer = await real(*args, **options)
+        if args[0] == "HMGET":  # hold the reply until the write has been handled
+            read_answered.set()
+            await write_done.wait()
+        return answer
+
+    handle._redis.execute_command = late_reads  # type: ignore[method-assign]
+    reading = asyncio.create_task(handle.get_breaker("brave"))
+    await read_answered.wait()
+    await handle.update_breaker("brave", lambda current: record)
+    write_done.set()
+    assert await reading == BreakerRecord()  # it read the state before the write
+    handle._redis.execute_command = real  # type: ignore[method-assign]
+
+    swaps = await evalsha_calls(raw)
+    await handle.update_breaker("brave", lambda current: current)
+    assert await evalsha_calls(raw) - swaps == 1
+    assert await handle.get_breaker("brave") == record
+
+
+async def evalsha_calls(raw: Redis) -> int:
+    stats = await raw.info("commandstats")
+    return int(stats["cmdstat_evalsha"]["calls"])

@@ -24,6 +24,7 @@ from sleuth.config import load_settings
 from sleuth.contract import SCHEMAS, SearchResponse
 from sleuth.errors import ConfigError, InvalidRequest, SearchError
 from sleuth.gateway import Sleuth, parse_request
+from sleuth.observe import call_context
 from sleuth.store import open_store
 
 app = typer.Typer(
@@ -37,6 +38,7 @@ app = typer.Typer(
 app.add_typer(cli_fields.app, name="fields")
 app.add_typer(cli_serve.keys_app, name="keys")
 app.command("serve")(cli_serve.serve_command)
+app.command("worker")(cli_serve.worker_command)
 app.command("mcp")(cli_mcp.mcp_command)
 app.command("guard")(cli_guard.guard_command)
 cache_app = typer.Typer(help="The local response cache.", no_args_is_help=True)
@@ -131,7 +133,8 @@ def search(
         if not as_json and not request.include and "url" in settings.projection.optional:
             # A person reading the table wants to see where each answer came from.
             request = request.model_copy(update={"include": ["url"]})
-        response = Sleuth(settings).search_sync(request)
+        with call_context(tool_name="cli"):
+            response = Sleuth(settings).search_sync(request)
     except SearchError as exc:
         raise _fail(exc, as_json) from None
     if as_json:

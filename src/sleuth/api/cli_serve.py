@@ -1,14 +1,29 @@
-"""`sleuth serve` and `sleuth keys`: the HTTP service and its API keys.
+"""`sleuth serve`, `sleuth worker` and `sleuth keys`: the HTTP service, the task
+workers and the service's API keys.
 
 `sleuth serve` prints where the API, the MCP endpoint and the OpenAPI page are, then
 runs uvicorn until SIGINT or SIGTERM; shutdown gives running tasks
-`serve.shutdown_grace_s` to finish and puts the rest back in the queue.
+`serve.shutdown_grace_s` to finish and puts the rest back in the queue. With
+`--no-workers` it only accepts and reports tasks: `sleuth worker` processes, sharing
+its store (Redis when scaled out), run them.
+
+`sleuth worker` runs tasks and nothing else (no HTTP): a `TaskRunner` over the
+configured store, `--concurrency` tasks at once. Execution is at-least-once with
+idempotent completion (the store's leases, see `sleuth.tasks`): a worker killed
+mid-task leaves its lease to run out and another worker runs the task again; only
+the lease holder can finish it. SIGTERM or SIGINT stops it gracefully (running tasks
+get `serve.shutdown_grace_s`, the rest go back to the queue); a second signal puts
+the running ones back at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import signal
+import sys
 import time
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,12 +32,16 @@ from rich.console import Console
 from rich.table import Table
 
 from sleuth import keys
-from sleuth.config import load_settings
+from sleuth.config import Settings, load_settings
 from sleuth.errors import SearchError
+from sleuth.gateway import Sleuth
 from sleuth.service_settings import is_loopback
 from sleuth.store import KeyRecord, open_store
+from sleuth.tasks import TaskRunner
 
-__all__ = ["keys_app", "serve_command"]
+__all__ = ["keys_app", "run_worker", "serve_command", "worker_command"]
+
+log = logging.getLogger("sleuth.worker")
 
 keys_app = typer.Typer(help="API keys of the HTTP service.", no_args_is_help=True)
 
@@ -46,6 +65,13 @@ def serve_command(
     replay: Annotated[
         Path | None, typer.Option("--replay", help="Every provider answers from this cassette.")
     ] = None,
+    workers: Annotated[
+        bool,
+        typer.Option(
+            "--workers/--no-workers",
+            help="Run tasks in this process too; --no-workers leaves them to `sleuth worker`.",
+        ),
+    ] = True,
 ) -> None:
     """Serve the HTTP API, server-sent task events and MCP (at /mcp)."""
     import uvicorn
@@ -72,8 +98,104 @@ def serve_command(
     console.print(f"  OpenAPI  {base}/openapi.json   (docs: {base}/docs)", highlight=False)
     if replay is not None:
         console.print(f"  replay   every provider answers from {replay}", highlight=False)
-    app = create_app(settings, bound_host=bind)
+    if not workers:
+        console.print("  tasks    accepted here, run by `sleuth worker` processes", highlight=False)
+    app = create_app(settings, bound_host=bind, workers=workers)
     uvicorn.run(app, host=bind, port=bind_port, log_level="warning", access_log=False)
+
+
+def worker_command(
+    config: ConfigOption = None,
+    replay: Annotated[
+        Path | None, typer.Option("--replay", help="Every provider answers from this cassette.")
+    ] = None,
+    concurrency: Annotated[
+        int | None,
+        typer.Option(
+            "--concurrency", min=1, max=256, help="Tasks run at once (default: tasks.workers)."
+        ),
+    ] = None,
+) -> None:
+    """Run tasks from the shared store, without HTTP, until SIGTERM or SIGINT."""
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    overrides: dict[str, Any] = {"replay": replay} if replay is not None else {}
+    try:
+        settings = load_settings(config, **overrides)
+    except SearchError as exc:
+        _err(exc.message)
+        raise typer.Exit(1) from None
+    if settings.store.backend == "memory":
+        # Nothing submitted elsewhere can reach a memory store: the worker would idle.
+        _err("a worker needs a shared store (store: redis://... or sqlite), not memory")
+        raise typer.Exit(1)
+    if concurrency is not None:
+        tasks = settings.tasks.model_copy(update={"workers": concurrency})
+        settings = settings.model_copy(update={"tasks": tasks})
+    asyncio.run(run_worker(settings))
+
+
+async def run_worker(settings: Settings, stop: asyncio.Event | None = None) -> None:
+    """Run tasks until `stop` is set, or, without one, until SIGTERM or SIGINT; then
+    stop gracefully (a second signal skips the rest of the grace)."""
+    hurry = asyncio.Event()
+    if stop is None:
+        stop = asyncio.Event()
+        _on_signals(stop, hurry)
+    async with AsyncExitStack() as stack:
+        core = Sleuth(settings)
+        stack.push_async_callback(core.aclose)
+        # The tasks' call log goes with the worker's own log, to stderr (unless
+        # `observe.log_to` says otherwise).
+        core.observer.start(auto="stderr")
+        stack.callback(core.observer.close)
+        # As in `create_app`: a replayed run keeps breakers and cache in memory, but
+        # its tasks are the configured store's, shared with the replicas.
+        store = core.store if settings.replay is None else open_store(settings.store)
+        if store is not core.store:
+            stack.push_async_callback(store.aclose)
+        runner = TaskRunner(core, store, settings.tasks)
+        await runner.start()
+        stack.push_async_callback(runner.stop)  # on an error below; a no-op after a stop
+        where: str = settings.store.backend
+        if where == "redis":
+            where += f" (namespace {settings.store.namespace})"  # never the URL: a password
+        log.info(
+            "worker %s started: %d tasks at once, store %s",
+            runner.worker_id,
+            settings.tasks.workers,
+            where,
+        )
+        await stop.wait()
+        grace = settings.serve.shutdown_grace_s
+        log.info("stopping: running tasks get %gs, the rest go back to the queue", grace)
+        graceful = asyncio.create_task(runner.stop(grace))
+        hurried = asyncio.create_task(hurry.wait())
+        await asyncio.wait({graceful, hurried}, return_when=asyncio.FIRST_COMPLETED)
+        hurried.cancel()
+        if not graceful.done():
+            # A second stop halts the running searches, which ends the first one's wait.
+            await runner.stop(0.0)
+        await graceful
+        log.info("worker %s stopped", runner.worker_id)
+
+
+def _on_signals(stop: asyncio.Event, hurry: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+
+    def received(name: str) -> None:
+        if not stop.is_set():
+            log.info("%s received: stopping", name)
+            stop.set()
+        else:
+            log.warning("%s received again: running tasks go back to the queue now", name)
+            hurry.set()
+
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, received, sig.name)
 
 
 @keys_app.command("create")

@@ -124,6 +124,9 @@ class RedisStore(RedisTasks):
         self._prune_batch = prune_batch
         # The last (token, state) this handle saw per record: the speculative start.
         self._seen: dict[str, tuple[str, str | None]] = {}
+        # Writes this handle made per record: a read that overlapped one is older than
+        # what `_seen` holds, and must not replace it.
+        self._writes: defaultdict[str, int] = defaultdict(int)
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
     @property
@@ -190,15 +193,20 @@ class RedisStore(RedisTasks):
                 )
                 if answer[0] == 1:
                     self._seen[key] = (new_token, new_state)
+                    self._writes[key] += 1
                     return result
                 token, state = answer[1], answer[2] or None
                 speculative = False
         raise RuntimeError(f"{key}: {_MAX_SWAPS} replicas' writes in a row came first")
 
     async def _read(self, key: str) -> tuple[str, str | None]:
+        writes = self._writes[key]
         token, state = await self._redis.execute_command("HMGET", key, "t", "s")
         found = (token or "", state or None)
-        self._seen[key] = found
+        # `get_breaker` reads outside the lock: a write of ours may have landed while
+        # this read was out, and its state is the newer one.
+        if self._writes[key] == writes:
+            self._seen[key] = found
         return found
 
     # BreakerStore

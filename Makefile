@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 export SLEUTH_KB__PATH ?= $(CURDIR)/.sleuth/kb.sqlite
 export SLEUTH_STORE__PATH ?= $(CURDIR)/.sleuth/state.sqlite
 
-.PHONY: install run test lint typecheck check bench record clean
+.PHONY: install run test lint typecheck system-deps check bench record clean
 
 install: $(STAMP)
 
@@ -33,7 +33,21 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
-test: lint typecheck
+# The Redis tests need redis-server and the dashboard test a real Chromium: installed
+# from Debian's packages when missing and running as root; otherwise those tests skip
+# and say why.
+system-deps:
+	@missing=""; \
+	command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "installing$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "not root: the tests that need$$missing will be skipped"; fi; \
+	fi
+
+test: lint typecheck system-deps
 	$(BIN)/pytest -q
 
 check: test

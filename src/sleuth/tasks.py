@@ -33,7 +33,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -89,6 +89,17 @@ def task_from_record(record: TaskRecord, events: list[EventRecord] | None = None
         finished_at=_utc(record.finished_at),
         attempts=record.attempts,
     )
+
+
+async def _first_of(*waits: Coroutine[Any, Any, Any], timeout_s: float) -> None:
+    """Return when the first of `waits` is done (or after `timeout_s`); cancel the rest."""
+    tasks = [asyncio.ensure_future(wait) for wait in waits]
+    try:
+        await asyncio.wait(tasks, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 class _EventWriter:
@@ -268,9 +279,13 @@ class TaskRunner:
                     return
                 if self._clock() - record.finished_at > _DONE_GRACE_S:
                     return  # its worker died between finishing and saying so
-            # Woken at once by this process's workers; another process's by polling.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), self.settings.poll_s)
+            # Woken at once by this process's workers, or by the store when another
+            # process appends (Redis); otherwise after poll_s.
+            await _first_of(
+                changed.wait(),
+                self.store.wait_task_events(task_id, seen, self.settings.poll_s),
+                timeout_s=self.settings.poll_s,
+            )
 
     async def _owned(self, task_id: str, tenant: str) -> TaskRecord:
         record = await self.store.get_task(task_id)

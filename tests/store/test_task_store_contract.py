@@ -239,3 +239,34 @@ async def test_handles_on_one_store_share_tasks(open_shared: Callable[[], Store]
     assert await first.claim_task("w1", T0, LEASE) is None
     await second.append_event("t1", "done", {}, T0)
     assert [e.kind for e in await first.task_events("t1")] == ["done"]
+
+
+async def test_waiting_for_events_returns_those_there_and_those_that_come(
+    store: Store,
+) -> None:
+    await store.create_task(task("t1"))
+    await store.append_event("t1", "accepted", {}, T0)
+
+    at_once = await store.wait_task_events("t1", 0, timeout_s=5)
+    nothing = await store.wait_task_events("t1", 1, timeout_s=0.05)
+
+    assert [e.kind for e in at_once] == ["accepted"]
+    assert nothing == []
+
+
+async def test_a_waiting_follower_sees_an_event_appended_by_another_handle(
+    open_shared: Callable[[], Store],
+) -> None:
+    follower, worker = open_shared(), open_shared()
+    await worker.create_task(task("t1"))
+
+    async def append_soon() -> None:
+        await asyncio.sleep(0.05)
+        await worker.append_event("t1", "started", {"attempt": 1}, T0)
+
+    appending = asyncio.create_task(append_soon())
+    seen = await follower.wait_task_events("t1", 0, timeout_s=0.5)
+    await appending
+
+    # Redis wakes the follower as the event lands; SQLite looks again after the wait.
+    assert [e.kind for e in seen] == ["started"]

@@ -324,6 +324,14 @@ class TaskStore(Protocol):
         """The task's events with `seq > after`, in order."""
         ...
 
+    async def wait_task_events(
+        self, task_id: str, after: int = 0, timeout_s: float = 1.0
+    ) -> list[EventRecord]:
+        """Like `task_events`, but when there is none yet, wait up to `timeout_s` for
+        one appended by any process; [] when none came. A store that cannot be woken
+        by other processes (SQLite) looks again once the time is up."""
+        ...
+
     async def count_tasks(self, status: TaskState) -> int:
         """How many tasks are in `status` (the queue depth, for `pending`)."""
         ...

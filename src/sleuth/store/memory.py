@@ -13,6 +13,7 @@ change stored state by mutating what it was given.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from collections.abc import Callable, Mapping
@@ -259,6 +260,16 @@ class MemoryStore:
         with self._lock:
             events = list(self._events.get(task_id, ())[after:])
         return [replace(event, detail=_json_copy(event.detail)) for event in events]
+
+    async def wait_task_events(
+        self, task_id: str, after: int = 0, timeout_s: float = 1.0
+    ) -> list[EventRecord]:
+        found = await self.task_events(task_id, after)
+        if found:
+            return found
+        # One process: its TaskRunner wakes followers itself; this only paces a poll.
+        await asyncio.sleep(timeout_s)
+        return await self.task_events(task_id, after)
 
     async def count_tasks(self, status: str) -> int:
         with self._lock:

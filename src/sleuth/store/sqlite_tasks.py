@@ -9,6 +9,7 @@ worker whose lease ran out (and whose task another worker claimed) cannot finish
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
@@ -227,6 +228,16 @@ class TaskTables:
             return [EventRecord(seq, at, kind, json.loads(data)) for seq, at, kind, data in rows]
 
         return await self._run(read)
+
+    async def wait_task_events(
+        self, task_id: str, after: int = 0, timeout_s: float = 1.0
+    ) -> list[EventRecord]:
+        found = await self.task_events(task_id, after)
+        if found:
+            return found
+        # SQLite has no notifications: look again once the time is up.
+        await asyncio.sleep(timeout_s)
+        return await self.task_events(task_id, after)
 
     async def count_tasks(self, status: str) -> int:
         def count(conn: sqlite3.Connection) -> int:

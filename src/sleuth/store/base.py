@@ -27,6 +27,7 @@ True
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import unicodedata
@@ -59,6 +60,7 @@ __all__ = [
     "TaskStore",
     "cache_key",
     "entry_for",
+    "events_after_a_wait",
 ]
 
 BreakerState = Literal["closed", "open", "half_open"]
@@ -340,6 +342,18 @@ class TaskStore(Protocol):
         """Delete finished tasks (and their events) that finished before the time
         given; returns how many. Pending and running tasks are never expired."""
         ...
+
+
+async def events_after_a_wait(
+    store: TaskStore, task_id: str, after: int, timeout_s: float
+) -> list[EventRecord]:
+    """`wait_task_events` for a store no other process can wake (SQLite, memory): the
+    events there are, else those there are once `timeout_s` has passed."""
+    found = await store.task_events(task_id, after)
+    if found:
+        return found
+    await asyncio.sleep(timeout_s)
+    return await store.task_events(task_id, after)
 
 
 # --- API keys --------------------------------------------------------------------

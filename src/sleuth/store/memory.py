@@ -6,14 +6,12 @@ interleave with it; a lock makes it safe across threads too (`search_sync` calle
 Records are kept serialised, as the other stores keep them, so a caller can never
 change stored state by mutating what it was given.
 
->>> import asyncio
->>> asyncio.run(MemoryStore().add("searches"))
+>>> >>> asyncio.run(MemoryStore().add("searches"))
 1
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import threading
 from collections.abc import Callable, Mapping
@@ -30,6 +28,7 @@ from sleuth.store.base import (
     KeyRecord,
     Take,
     TaskRecord,
+    events_after_a_wait,
 )
 
 __all__ = ["MemoryStore"]
@@ -264,12 +263,7 @@ class MemoryStore:
     async def wait_task_events(
         self, task_id: str, after: int = 0, timeout_s: float = 1.0
     ) -> list[EventRecord]:
-        found = await self.task_events(task_id, after)
-        if found:
-            return found
-        # One process: its TaskRunner wakes followers itself; this only paces a poll.
-        await asyncio.sleep(timeout_s)
-        return await self.task_events(task_id, after)
+        return await events_after_a_wait(self, task_id, after, timeout_s)
 
     async def count_tasks(self, status: str) -> int:
         with self._lock:

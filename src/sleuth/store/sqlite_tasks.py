@@ -9,14 +9,13 @@ worker whose lease ran out (and whose task another worker claimed) cannot finish
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from sleuth.store.base import EventRecord, KeyRecord, TaskRecord
+from sleuth.store.base import EventRecord, KeyRecord, TaskRecord, events_after_a_wait
 
 __all__ = ["TASK_SCHEMA", "TaskTables", "immediate"]
 
@@ -232,12 +231,7 @@ class TaskTables:
     async def wait_task_events(
         self, task_id: str, after: int = 0, timeout_s: float = 1.0
     ) -> list[EventRecord]:
-        found = await self.task_events(task_id, after)
-        if found:
-            return found
-        # SQLite has no notifications: look again once the time is up.
-        await asyncio.sleep(timeout_s)
-        return await self.task_events(task_id, after)
+        return await events_after_a_wait(self, task_id, after, timeout_s)
 
     async def count_tasks(self, status: str) -> int:
         def count(conn: sqlite3.Connection) -> int:

@@ -6,7 +6,8 @@ interleave with it; a lock makes it safe across threads too (`search_sync` calle
 Records are kept serialised, as the other stores keep them, so a caller can never
 change stored state by mutating what it was given.
 
->>> >>> asyncio.run(MemoryStore().add("searches"))
+>>> import asyncio
+>>> asyncio.run(MemoryStore().add("searches"))
 1
 """
 

@@ -78,6 +78,8 @@ _DAY_S = 86400.0
 _T = TypeVar("_T")
 #: Attempts of one compare-and-set; each failure means another replica wrote first.
 _MAX_SWAPS = 200
+#: The longest pause between two lost compare-and-set rounds, in milliseconds.
+_BACKOFF_CAP_MS = 20
 _NAMESPACE = re.compile(r"^[A-Za-z0-9_.:-]+$")
 
 
@@ -177,7 +179,12 @@ class RedisStore(RedisTasks):
             # Never seen: guess "absent"; if wrong, the failed swap answers the state.
             token, state = self._seen.get(key, ("", None))
             speculative = True
-            for _ in range(_MAX_SWAPS):
+            for attempt in range(_MAX_SWAPS):
+                if attempt > 1:
+                    # Lost twice in a row: another replica is writing this key right now.
+                    # A short random pause breaks the lockstep, so no replica starves.
+                    cap_ms = min(_BACKOFF_CAP_MS, 2**attempt)
+                    await asyncio.sleep(secrets.randbelow(cap_ms + 1) / 1000)
                 try:
                     new_state, result = compute(state)
                 except Exception:

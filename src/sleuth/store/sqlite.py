@@ -43,6 +43,7 @@ import asyncio
 import json
 import sqlite3
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -55,6 +56,8 @@ __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
 SCHEMA_VERSION = 2
 _DAY_S = 86400.0
+#: The pause between two prune batches, so the service's writes get in between.
+_PRUNE_PAUSE_S = 0.001
 _T = TypeVar("_T")
 
 _SCHEMA = (
@@ -289,6 +292,9 @@ class SqliteStore(TaskTables):
                 removed += cursor.rowcount
                 if cursor.rowcount < self._prune_batch:
                     return removed
+                # A writer waiting on the lock polls with short sleeps; without a pause
+                # this loop would take the lock again first, every time, and starve it.
+                time.sleep(_PRUNE_PAUSE_S)
 
         return await self._run(prune)
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any
 
 import pytest
@@ -18,6 +18,7 @@ from sleuth.gateway import Sleuth
 from sleuth.providers.base import HttpRequest
 from sleuth.service_settings import TaskSettings
 from sleuth.store import MemoryStore
+from sleuth.store.base import NewEvent
 from sleuth.tasks import TaskRunner
 from sleuth.testing import fake_provider, registered
 from sleuth.transport import RawResponse
@@ -262,6 +263,58 @@ async def test_a_stop_lets_running_tasks_finish_within_the_grace(
 
     done = await store.get_task(task.task_id)
     assert done is not None and done.status == "success" and done.attempts == 1
+
+
+class SlowAppends(MemoryStore):
+    """A memory store whose event appends take a while, as a round trip to Redis does;
+    it records the size of each batch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+
+    async def append_events(self, task_id: str, events: Sequence[NewEvent]) -> list[int]:
+        self.batches.append(len(events))
+        await asyncio.sleep(0.02)
+        return await super().append_events(task_id, events)
+
+
+async def test_events_queued_during_a_write_are_stored_together_in_order(
+    fakes: None, transport: GatedTransport
+) -> None:
+    store = SlowAppends()
+    async with (
+        Sleuth(settings(), transport, store) as core,
+        TaskRunner(core, store, FAST) as runner,
+    ):
+        task, _ = await runner.submit({"query": "solar panels"})
+        done = await runner.wait(task.task_id, timeout_s=10)
+
+    kinds = [e.kind for e in done.events]
+    assert done.status == "success" and kinds[:2] == ["accepted", "started"]
+    assert kinds.count("done") == 1 and kinds[-1] == "done"
+    assert [e.seq for e in done.events] == list(range(1, len(kinds) + 1))
+    assert [e.at for e in done.events] == sorted(e.at for e in done.events)  # emission order
+    progress = len(kinds) - 1  # "done" is written with the terminal state
+    assert sum(store.batches) == progress and max(store.batches) > 1
+    assert len(store.batches) < progress
+
+
+async def test_following_a_finished_task_ends_without_waiting(
+    sleuth: Sleuth, store: MemoryStore
+) -> None:
+    """`follow` ends as soon as it reads a terminal task: its "done" was stored with
+    the state, so there is nothing more to wait for (even for a task finished without
+    one, as a version before this writes it)."""
+    runner = TaskRunner(sleuth, store, FAST)
+    task, _ = await runner.submit({"query": "rust"})
+    await store.claim_task("w1", _now(), FAST.lease_s)
+    assert await store.finish_task(task.task_id, "w1", _now(), result=None, error={"code": "x"})
+
+    async with asyncio.timeout(0.5):  # the 2 s grace it used to wait for "done" is gone
+        kinds = [event.kind async for event in runner.follow(task.task_id)]
+
+    assert kinds == ["accepted"]
 
 
 async def test_finished_tasks_expire_after_the_retention(

@@ -16,9 +16,14 @@ workers forever. Completion is idempotent: only the worker holding the lease can
 finish a task, so a task finishes once. On a graceful stop, running tasks get
 `serve.shutdown_grace_s` to finish and the rest go back to the queue.
 
-Progress events (accepted, started, provider_started, provider_finished, stage,
-done) are appended to the store in order by one writer per task; `follow` streams
-them to the HTTP and MCP adapters until the task is finished.
+Progress events (accepted, started, provider_started, provider_finished, stage) are
+appended to the store in order by one writer per task, which stores whatever has
+queued up in one call (one round trip, however many events a burst brought). The
+"done" event is written by the same atomic store call that makes the task terminal
+(finish, or the cancel of a pending task): a task never has "done" before it is
+finished, nor is finished without it, even when its worker dies in between. So
+`follow` streams events to the HTTP and MCP adapters until it reads a terminal task,
+and needs to wait for nothing more.
 
 A task is visible to its tenant only: another tenant's task is "not found", exactly
 as a task that does not exist.
@@ -50,6 +55,7 @@ from sleuth.gateway import Sleuth, parse_request
 from sleuth.observe import call_context
 from sleuth.service_settings import TaskSettings
 from sleuth.store import EventRecord, Store, TaskRecord
+from sleuth.store.base import NewEvent
 
 __all__ = ["DEFAULT_TENANT", "TaskRunner", "task_from_record"]
 
@@ -61,9 +67,6 @@ DEFAULT_TENANT = "default"
 _PRIORITY = {"normal": 0, "high": 1}
 
 Stop = Literal["cancelled", "lease_lost", "shutdown"]
-
-#: How long `follow` waits for a finished task's "done" event (written just after).
-_DONE_GRACE_S = 2.0
 
 
 def _utc(seconds: float | None) -> datetime | None:
@@ -106,26 +109,40 @@ class _EventWriter:
     """Appends a task's events to the store in the order they were emitted.
 
     `emit` is synchronous (the gateway's progress hook runs inside the search); one
-    background task drains the queue, so `seq` follows emission order.
+    background task drains the queue, so `seq` follows emission order. It writes as
+    soon as an event is queued, and everything queued by then in one `append_events`:
+    events emitted while a write is in flight go together in the next one, so a
+    follower waits at most one write for an event and a burst costs one round trip.
     """
 
     def __init__(self, store: Store, task_id: str, clock: Callable[[], float]) -> None:
         self._store = store
         self._task_id = task_id
         self._clock = clock
-        self._queue: asyncio.Queue[tuple[str, dict[str, Any], float] | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[NewEvent | None] = asyncio.Queue()
         self._drain = asyncio.create_task(self._write())
 
     def emit(self, kind: str, detail: dict[str, Any]) -> None:
         self._queue.put_nowait((kind, detail, self._clock()))
 
     async def _write(self) -> None:
-        while (item := await self._queue.get()) is not None:
-            kind, detail, at = item
+        closed = False
+        while not closed:
+            batch: list[NewEvent] = []
+            item = await self._queue.get()
+            while item is not None:
+                batch.append(item)
+                if self._queue.empty():
+                    break
+                item = self._queue.get_nowait()
+            closed = item is None  # `close` queues None after the last event
+            if not batch:
+                continue
             try:
-                await self._store.append_event(self._task_id, kind, detail, at)
-            except Exception:  # progress is informative; losing one never fails the task
-                log.exception("event %s of task %s could not be stored", kind, self._task_id)
+                await self._store.append_events(self._task_id, batch)
+            except Exception:  # progress is informative; losing some never fails the task
+                kinds = ", ".join(kind for kind, _, _ in batch)
+                log.exception("events (%s) of task %s could not be stored", kinds, self._task_id)
 
     async def close(self) -> None:
         self._queue.put_nowait(None)
@@ -230,14 +247,12 @@ class TaskRunner:
         await self._owned(task_id, tenant)
         now = self._clock()
         error = TaskCancelled("cancelled by the caller").info().model_dump(mode="json")
-        record = await self.store.cancel_task(task_id, error, now)
+        # "done" is stored only when this call fails a pending task, with that change.
+        done = ("done", {"status": "failed", "error": "cancelled"})
+        record = await self.store.cancel_task(task_id, error, now, done=done)
         if record is None:
             raise TaskNotFound(f"task_id: no task {task_id!r}", field="task_id")
-        if record.status == "failed" and record.finished_at == now:
-            await self.store.append_event(
-                task_id, "done", {"status": "failed", "error": "cancelled"}, now
-            )
-        elif record.status == "running":
+        if record.status == "running":
             await self.store.append_event(task_id, "cancel_requested", {}, now)
             if (running := self._running.get(task_id)) is not None:
                 self._halt(running, "cancelled")
@@ -258,27 +273,23 @@ class TaskRunner:
     ) -> AsyncIterator[TaskEvent]:
         """The task's events after `after`, as they happen, until it is finished."""
         await self._owned(task_id, tenant)
-        seen, done_seen = after, False
+        seen = after
         while True:
             changed = self._changed.setdefault(task_id, asyncio.Event())
             changed.clear()
+            # The task before its events: when it is terminal, its "done" (stored with
+            # the terminal state) is among the events read next, so nothing is missed.
             record = await self.store.get_task(task_id)
             for event in await self.store.task_events(task_id, seen):
                 seen = event.seq
-                done_seen = done_seen or event.kind == "done"
                 yield TaskEvent(
                     seq=event.seq,
                     at=datetime.fromtimestamp(event.at, UTC),
                     kind=event.kind,
                     detail={**event.detail},
                 )
-            if record is None:
+            if record is None or record.status in ("success", "failed"):
                 return
-            if record.status in ("success", "failed"):
-                if done_seen or record.finished_at is None:
-                    return
-                if self._clock() - record.finished_at > _DONE_GRACE_S:
-                    return  # its worker died between finishing and saying so
             # Woken at once by this process's workers, or by the store when another
             # process appends (Redis); otherwise after poll_s.
             await _first_of(
@@ -440,19 +451,18 @@ class TaskRunner:
             error = error or SearchError("the search ended without an answer").info()
             done = {"status": "failed", "error": error.code}
         await events.close()  # every progress event is stored before the task turns terminal
+        # The terminal state and "done" in one atomic call: a worker that dies around it
+        # leaves both or neither (and a worker that lost the lease writes neither).
         finished = await self.store.finish_task(
             record.task_id,
             self.worker_id,
             self._clock(),
             result=response.model_dump(mode="json") if response is not None else None,
             error=error.model_dump(mode="json") if error is not None else None,
+            done=("done", done),
         )
         if not finished:
             log.warning("task %s was finished elsewhere; this outcome is dropped", record.task_id)
-            return
-        # "done" follows the terminal state, so a run that dies before finishing never
-        # leaves a "done" behind it (`follow` waits briefly for it after the state).
-        await self.store.append_event(record.task_id, "done", done, self._clock())
 
     async def _keep_lease(self, running: _Running) -> None:
         """Renew the lease while the search runs; stop it when the lease is lost or the

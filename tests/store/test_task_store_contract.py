@@ -1,8 +1,10 @@
 """One contract for every store's tasks and keys: what the task runner relies on.
 
 A task is claimed by one worker at a time, finishes once, and a task whose worker
-died (its lease ran out) is claimed again; events come back in order; idempotency
-keys return the first task; finished tasks expire, pending and running ones never.
+died (its lease ran out) is claimed again; events come back in order, a batch with
+consecutive numbers; a terminal transition writes the task's "done" event with it
+(both or neither, once per task); idempotency keys return the first task; finished
+tasks expire, pending and running ones never.
 """
 
 from __future__ import annotations
@@ -10,11 +12,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+import pytest
+
 from sleuth.store import KeyRecord, Store, TaskRecord
 
 T0 = 1_750_000_000.0
 LEASE = 30.0
 CANCELLED = {"code": "cancelled", "message": "cancelled by the caller"}
+DONE = ("done", {"status": "failed", "error": "cancelled"})
 
 
 def task(
@@ -190,6 +195,156 @@ async def test_concurrent_events_get_distinct_positions(store: Store) -> None:
     )
 
     assert sorted(seqs) == list(range(1, 26))
+
+
+async def test_a_batch_of_events_is_numbered_in_order_after_single_ones(store: Store) -> None:
+    await store.create_task(task("t1"))
+    await store.append_event("t1", "accepted", {}, T0)
+
+    batch = await store.append_events(
+        "t1", [("stage", {"stage": name, "名": "中文"}, T0 + n) for n, name in enumerate("abc")]
+    )
+    after = await store.append_event("t1", "stage", {"stage": "d"}, T0 + 3)
+
+    assert (batch, after) == ([2, 3, 4], 5)
+    assert await store.append_events("t1", []) == []
+    events = await store.task_events("t1")
+    assert [(e.seq, e.kind, e.detail.get("stage"), e.at) for e in events] == [
+        (1, "accepted", None, T0),
+        (2, "stage", "a", T0),
+        (3, "stage", "b", T0 + 1),
+        (4, "stage", "c", T0 + 2),
+        (5, "stage", "d", T0 + 3),
+    ]
+    assert events[1].detail["名"] == "中文"
+
+
+def _assert_batches_whole(seqs: list[list[int]], stored: list[tuple[int, int, int]]) -> None:
+    """Each batch got consecutive numbers, every number once, and the stored events
+    (seq, batch, position) are each batch's, in the batch's order."""
+    assert sorted(seq for batch in seqs for seq in batch) == list(range(1, len(stored) + 1))
+    for n, batch in enumerate(seqs):
+        assert batch == list(range(batch[0], batch[0] + len(batch)))
+        assert [(seq, b, at) for seq, b, at in stored if b == n] == [
+            (seq, n, at) for at, seq in enumerate(batch)
+        ]
+
+
+async def test_concurrent_batches_never_interleave(store: Store) -> None:
+    await store.create_task(task("t1"))
+
+    seqs = await asyncio.gather(
+        *(
+            store.append_events("t1", [("stage", {"batch": b, "at": at}, T0) for at in range(5)])
+            for b in range(8)
+        )
+    )
+
+    stored = [(e.seq, e.detail["batch"], e.detail["at"]) for e in await store.task_events("t1")]
+    _assert_batches_whole(seqs, stored)
+
+
+async def test_batches_from_two_handles_never_interleave(
+    open_shared: Callable[[], Store],
+) -> None:
+    first, second = open_shared(), open_shared()
+    await first.create_task(task("t1"))
+
+    seqs = await asyncio.gather(
+        *(
+            (first if b % 2 else second).append_events(
+                "t1", [("stage", {"batch": b, "at": at}, T0) for at in range(6)]
+            )
+            for b in range(10)
+        )
+    )
+
+    stored = [(e.seq, e.detail["batch"], e.detail["at"]) for e in await second.task_events("t1")]
+    _assert_batches_whole(seqs, stored)
+
+
+async def test_finishing_writes_done_with_the_state_only_for_the_lease_holder(
+    store: Store,
+) -> None:
+    await store.create_task(task("t1"))
+    await store.append_event("t1", "accepted", {}, T0)
+    await store.claim_task("dead", T0, LEASE)
+    await store.claim_task("live", T0 + LEASE + 1, LEASE)  # the dead worker's lease ran out
+
+    lost = await store.finish_task("t1", "dead", T0 + 40, result={"n": 1}, done=("done", {}))
+    still = await store.get_task("t1")
+    assert not lost and still is not None and still.status == "running"
+    assert [e.kind for e in await store.task_events("t1")] == ["accepted"]  # neither
+
+    won = await store.finish_task(
+        "t1", "live", T0 + 41, result={"n": 2}, done=("done", {"status": "success"})
+    )
+    again = await store.finish_task("t1", "live", T0 + 42, result={"n": 3}, done=("done", {}))
+
+    assert won and not again
+    finished = await store.get_task("t1")
+    assert finished is not None and (finished.status, finished.result) == ("success", {"n": 2})
+    events = await store.task_events("t1")
+    assert [(e.seq, e.kind, e.at, e.detail) for e in events[1:]] == [
+        (2, "done", T0 + 41, {"status": "success"})
+    ]
+
+
+async def test_a_done_event_that_cannot_be_stored_leaves_the_task_running(
+    store: Store,
+) -> None:
+    await store.create_task(task("t1"))
+    await store.claim_task("w1", T0, LEASE)
+
+    with pytest.raises(TypeError):
+        await store.finish_task("t1", "w1", T0 + 1, result={}, done=("done", {"x": object()}))
+
+    still = await store.get_task("t1")
+    assert still is not None and (still.status, still.worker) == ("running", "w1")
+    assert await store.task_events("t1") == []
+    assert await store.finish_task("t1", "w1", T0 + 2, result={}, done=("done", {}))
+    assert [e.kind for e in await store.task_events("t1")] == ["done"]
+
+
+async def test_cancel_writes_done_only_when_it_fails_a_pending_task(store: Store) -> None:
+    await store.create_task(task("waiting"))
+    await store.create_task(task("working", at=T0 - 1))
+    await store.claim_task("w1", T0, LEASE)  # "working"
+    await store.append_event("waiting", "accepted", {}, T0)
+
+    await store.cancel_task("waiting", CANCELLED, T0 + 1, done=DONE)
+    await store.cancel_task("waiting", CANCELLED, T0 + 2, done=DONE)  # failed already
+    await store.cancel_task("working", CANCELLED, T0 + 1, done=DONE)  # its worker stops it
+
+    waiting = await store.task_events("waiting")
+    assert [(e.seq, e.kind, e.at, e.detail) for e in waiting] == [
+        (1, "accepted", T0, {}),
+        (2, "done", T0 + 1, {"status": "failed", "error": "cancelled"}),
+    ]
+    assert await store.task_events("working") == []
+    assert await store.cancel_task("missing", CANCELLED, T0, done=DONE) is None
+    assert await store.task_events("missing") == []
+
+
+async def test_racing_finish_and_cancel_leave_one_done(open_shared: Callable[[], Store]) -> None:
+    worker, caller = open_shared(), open_shared()
+    for n in range(6):
+        await caller.create_task(task(f"t{n}", at=T0 + n))
+    for _ in range(3):  # t0, t1, t2 run; t3..t5 are still pending
+        await worker.claim_task("w1", T0 + 10, LEASE)
+
+    await asyncio.gather(
+        *(
+            worker.finish_task(f"t{n}", "w1", T0 + 11, result={}, done=("done", {}))
+            for n in range(6)
+        ),
+        *(caller.cancel_task(f"t{n}", CANCELLED, T0 + 11, done=DONE) for n in range(6)),
+    )
+
+    for n in range(6):
+        record = await caller.get_task(f"t{n}")
+        assert record is not None and record.status == ("success" if n < 3 else "failed")
+        assert [e.kind for e in await worker.task_events(f"t{n}")] == ["done"]
 
 
 async def test_counts_by_status_and_expiry_of_finished_tasks_only(store: Store) -> None:

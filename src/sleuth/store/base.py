@@ -53,6 +53,7 @@ __all__ = [
     "EventRecord",
     "KeyRecord",
     "KeyStore",
+    "NewEvent",
     "Store",
     "Take",
     "TaskRecord",
@@ -267,7 +268,19 @@ class EventRecord:
     detail: Mapping[str, Any]
 
 
+#: A progress event to append: (kind, detail, at).
+NewEvent = tuple[str, Mapping[str, Any], float]
+
+
 class TaskStore(Protocol):
+    """Tasks, their leases and their progress events.
+
+    Every terminal transition (`finish_task`, `cancel_task` of a pending task) can
+    append the task's last event in the same atomic step (`done`), so a store never
+    holds that event for a task that is not terminal, nor a terminal task without it,
+    and a task (finishing once) gets it once.
+    """
+
     async def create_task(self, record: TaskRecord) -> tuple[TaskRecord, bool]:
         """Store a new task, or, when the tenant already has a task with the same
         `idempotency_key`, return that one instead: (record, created)."""
@@ -297,10 +310,12 @@ class TaskStore(Protocol):
         *,
         result: Mapping[str, Any] | None = None,
         error: Mapping[str, Any] | None = None,
+        done: tuple[str, Mapping[str, Any]] | None = None,
     ) -> bool:
         """Make a running task held by `worker` terminal: success with `result`, or
-        failed with `error`. False (and no change) when `worker` does not hold it:
-        a task finishes once, whoever ran it."""
+        failed with `error`, and append `done` (kind, detail; at `now`) as its next
+        event in the same atomic step. False (and no change, no event) when `worker`
+        does not hold it: a task finishes once, whoever ran it."""
         ...
 
     async def release_task(self, task_id: str, worker: str, now: float) -> bool:
@@ -309,17 +324,29 @@ class TaskStore(Protocol):
         ...
 
     async def cancel_task(
-        self, task_id: str, error: Mapping[str, Any], now: float
+        self,
+        task_id: str,
+        error: Mapping[str, Any],
+        now: float,
+        *,
+        done: tuple[str, Mapping[str, Any]] | None = None,
     ) -> TaskRecord | None:
-        """Cancel a task: a pending one fails at once with `error`; a running one is
-        marked `cancel_requested` for its worker to stop; a finished one is left as it
-        is. Returns the task as it now stands, or None when there is no such task."""
+        """Cancel a task: a pending one fails at once with `error` (and `done` is
+        appended at `now` in the same atomic step); a running one is marked
+        `cancel_requested` for its worker to stop; a finished one is left as it is.
+        Returns the task as it now stands, or None when there is no such task."""
         ...
 
     async def append_event(
         self, task_id: str, kind: str, detail: Mapping[str, Any], at: float
     ) -> int:
         """Record a progress event; returns its `seq`."""
+        ...
+
+    async def append_events(self, task_id: str, events: Sequence[NewEvent]) -> list[int]:
+        """Record several progress events atomically and in order; returns their
+        `seq`s, which are consecutive: no other append (from any process) comes
+        between them."""
         ...
 
     async def task_events(self, task_id: str, after: int = 0) -> list[EventRecord]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -27,6 +27,7 @@ from sleuth.store.base import (
     CacheRead,
     EventRecord,
     KeyRecord,
+    NewEvent,
     Take,
     TaskRecord,
     events_after_a_wait,
@@ -198,11 +199,14 @@ class MemoryStore:
         *,
         result: Mapping[str, Any] | None = None,
         error: Mapping[str, Any] | None = None,
+        done: tuple[str, Mapping[str, Any]] | None = None,
     ) -> bool:
+        last = _new_events(done, now)  # copied first: a bad detail changes nothing
         with self._lock:
             task = self._held(task_id, worker)
             if task is None:
                 return False
+            self._append(task_id, last)
             self._tasks[task_id] = _copy(
                 replace(
                     task,
@@ -227,13 +231,20 @@ class MemoryStore:
         return True
 
     async def cancel_task(
-        self, task_id: str, error: Mapping[str, Any], now: float
+        self,
+        task_id: str,
+        error: Mapping[str, Any],
+        now: float,
+        *,
+        done: tuple[str, Mapping[str, Any]] | None = None,
     ) -> TaskRecord | None:
+        last = _new_events(done, now)
         with self._lock:
             task = self._tasks.get(task_id)
             if task is None:
                 return None
             if task.status == "pending":
+                self._append(task_id, last)
                 task = replace(
                     task,
                     status="failed",
@@ -250,11 +261,24 @@ class MemoryStore:
     async def append_event(
         self, task_id: str, kind: str, detail: Mapping[str, Any], at: float
     ) -> int:
+        return (await self.append_events(task_id, [(kind, detail, at)]))[0]
+
+    async def append_events(self, task_id: str, events: Sequence[NewEvent]) -> list[int]:
+        copied = [(kind, _json_copy(detail), at) for kind, detail, at in events]
         with self._lock:
-            events = self._events.setdefault(task_id, [])
-            seq = len(events) + 1
-            events.append(EventRecord(seq, at, kind, _json_copy(detail)))
-        return seq
+            return self._append(task_id, copied)
+
+    def _append(self, task_id: str, events: Sequence[NewEvent]) -> list[int]:
+        """Append already copied events; the caller holds the lock."""
+        if not events:
+            return []
+        stored = self._events.setdefault(task_id, [])
+        first = len(stored) + 1
+        stored.extend(
+            EventRecord(seq, at, kind, detail)
+            for seq, (kind, detail, at) in enumerate(events, first)
+        )
+        return list(range(first, first + len(events)))
 
     async def task_events(self, task_id: str, after: int = 0) -> list[EventRecord]:
         with self._lock:
@@ -303,6 +327,11 @@ class MemoryStore:
             for key in doomed:
                 self._keys[key.key_hash] = replace(key, revoked=True)
         return len(doomed)
+
+
+def _new_events(done: tuple[str, Mapping[str, Any]] | None, at: float) -> list[NewEvent]:
+    """A terminal transition's `done` as events to append (copied), or none."""
+    return [] if done is None else [(done[0], _json_copy(done[1]), at)]
 
 
 def _json_copy(value: Mapping[str, Any]) -> dict[str, Any]:

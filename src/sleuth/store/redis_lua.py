@@ -5,6 +5,10 @@ for the keys they touch and why each exists).
 Each script touches the keys of one hash tag only, so it runs on one slot of a Redis
 Cluster. Keys a script derives from an id (a task's hash from the queue's entry) are
 built inside it from the shard's prefix and share the declared keys' tag.
+
+Scripts cannot call each other, so the one that appends events (`_APPEND_EVENTS`) is
+a Lua function put in front of each script that appends: APPEND, FINISH and CANCEL
+number a task's events the same way.
 """
 
 from __future__ import annotations
@@ -194,21 +198,43 @@ redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
 return redis.call('HGETALL', KEYS[1])
 """)
 
+# Appends the events ARGV[first], ARGV[first + 1], ... (at, kind, detail JSON each) to
+# the stream `key`, entry ids <seq>-0 after the last one; returns their seqs. The stream
+# is never trimmed, so its length is the last seq.
+_APPEND_EVENTS = """
+local function append_events(key, first)
+  local seq, seqs = redis.call('XLEN', key), {}
+  for i = first, #ARGV, 3 do
+    seq = seq + 1
+    redis.call('XADD', key, seq .. '-0', 'at', ARGV[i], 'kind', ARGV[i + 1],
+      'detail', ARGV[i + 2])
+    seqs[#seqs + 1] = seq
+  end
+  return seqs
+end
+"""
+
 # KEYS: task, running, done:<status>, events
-# ARGV: id, worker, now, status, ttl ms, trim before, field/value pairs (result or error)
-FINISH = Script("""
+# ARGV: id, worker, now, status, ttl ms, trim before, n, n field/value arguments (result
+# or error), then the events to append (at, kind, detail each: the "done" event)
+FINISH = Script(
+    _APPEND_EVENTS
+    + """
 if redis.call('HGET', KEYS[1], 'status') ~= 'running'
   or redis.call('HGET', KEYS[1], 'worker') ~= ARGV[2] then return false end
+local n = tonumber(ARGV[7])
 redis.call('HDEL', KEYS[1], 'lease', 'result', 'error')
 redis.call('HSET', KEYS[1], 'status', ARGV[4], 'finished', ARGV[3], 'updated', ARGV[3],
-  unpack(ARGV, 7))
+  unpack(ARGV, 8, 7 + n))
+append_events(KEYS[4], 8 + n)
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', '(' .. ARGV[6])
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
 redis.call('PEXPIRE', KEYS[4], ARGV[5])
 return redis.call('HMGET', KEYS[1], 'tenant', 'idem')
-""")
+"""
+)
 
 # KEYS: task, running, pending; ARGV: id, worker, now
 RELEASE = Script("""
@@ -221,8 +247,12 @@ redis.call('ZADD', KEYS[3], 0, redis.call('HGET', KEYS[1], 'qm'))
 return 1
 """)
 
-# KEYS: task, pending, done:failed, events; ARGV: id, now, error JSON, ttl ms
-CANCEL = Script("""
+# KEYS: task, pending, done:failed, events
+# ARGV: id, now, error JSON, ttl ms, then the events to append when a pending task fails
+# (at, kind, detail each: the "done" event)
+CANCEL = Script(
+    _APPEND_EVENTS
+    + """
 local status = redis.call('HGET', KEYS[1], 'status')
 if not status then return false end
 if status == 'pending' then
@@ -231,23 +261,28 @@ if status == 'pending' then
   redis.call('HSET', KEYS[1], 'status', 'failed', 'error', ARGV[3], 'finished', ARGV[2],
     'updated', ARGV[2], 'cancel', '1')
   redis.call('ZADD', KEYS[3], ARGV[2], ARGV[1])
+  append_events(KEYS[4], 5)
   redis.call('PEXPIRE', KEYS[1], ARGV[4])
   redis.call('PEXPIRE', KEYS[4], ARGV[4])
 elseif status == 'running' then
   redis.call('HSET', KEYS[1], 'cancel', '1', 'updated', ARGV[2])
 end
 return redis.call('HGETALL', KEYS[1])
-""")
+"""
+)
 
-# KEYS: events, task; ARGV: at, kind, detail JSON, ttl ms (for events of no task)
-APPEND = Script("""
-local seq = redis.call('XLEN', KEYS[1]) + 1
-redis.call('XADD', KEYS[1], seq .. '-0', 'at', ARGV[1], 'kind', ARGV[2], 'detail', ARGV[3])
+# KEYS: events, task; ARGV: ttl ms (for events of no task), then the events (at, kind,
+# detail each). Returns their seqs.
+APPEND = Script(
+    _APPEND_EVENTS
+    + """
+local seqs = append_events(KEYS[1], 2)
 local ttl = redis.call('PTTL', KEYS[2])
 if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl)
-elseif ttl == -2 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
-return seq
-""")
+elseif ttl == -2 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return seqs
+"""
+)
 
 # KEYS: done:success, done:failed; ARGV: shard base, finished before, batch
 # Returns {removed, looked at, then id, tenant, idempotency key per keyed task}.

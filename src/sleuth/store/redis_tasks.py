@@ -6,7 +6,9 @@ on one cluster slot; a task lives in shard crc32(task_id) % task_shards):
 
     ns:{tasks:n}:task:<id>        HASH  the TaskRecord (JSON in request/result/error;
                                         an absent field is None)      TTL task_ttl_s once finished
-    ns:{tasks:n}:events:<id>      STREAM entry ids <seq>-0: at, kind, detail   TTL as its task
+    ns:{tasks:n}:events:<id>      STREAM entry ids <seq>-0 (seq 1, 2, ...: never trimmed,
+                                        so its length is the last seq): at, kind, detail
+                                        TTL as its task
     ns:{tasks:n}:pending          ZSET  members "<inverted priority>|<created>|<id>", all
                                         score 0: lexicographic order is the claim order
     ns:{tasks:n}:running          ZSET  task id by lease_until
@@ -20,12 +22,13 @@ clock since the last delivery, so it cannot answer "whose lease ran out before `
 Streams have no priorities either (two streams would do) and cannot drop a cancelled
 pending entry cheaply. So the queue is two sorted sets and every transition (claim,
 renew, finish, release, cancel) is one Lua script that checks and changes the task
-hash and the sets together, as the SQLite store's single UPDATE statements do. A claim
+hash and the sets together, as the SQLite store's transactions do. A claim
 takes the best pending task, else the task whose lease ran out first (SQLite orders
 those by priority too; it makes no difference to a task that is overdue anyway).
 Streams serve what they are good at: each task's progress events. A reader on any
 replica waits for new ones with XREAD BLOCK (`wait_task_events`), which an XADD wakes,
-so no pub/sub is needed.
+so no pub/sub is needed. A batch of events is one script (APPEND), and FINISH and
+CANCEL append a terminal task's "done" event in the script that makes it terminal.
 
 Redis Cluster: a claim must pick from the queue and change the task atomically, so the
 queue and its tasks share a slot. One slot for every task would not scale, so tasks
@@ -56,7 +59,7 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
 from sleuth.store import redis_lua as lua
-from sleuth.store.base import TERMINAL, EventRecord, TaskRecord, TaskState
+from sleuth.store.base import TERMINAL, EventRecord, NewEvent, TaskRecord, TaskState
 from sleuth.store.redis_lua import Script, pairs
 
 __all__ = ["RedisTasks"]
@@ -177,17 +180,20 @@ class RedisTasks:
         *,
         result: Mapping[str, Any] | None = None,
         error: Mapping[str, Any] | None = None,
+        done: tuple[str, Mapping[str, Any]] | None = None,
     ) -> bool:
         status = "failed" if error is not None else "success"
         base = self._base(task_id)
         keys = [f"{base}task:{task_id}", f"{base}running", f"{base}done:{status}"]
         keys.append(f"{base}events:{task_id}")
-        args: list[Any] = [task_id, worker, repr(now), status, self._task_ttl_ms]
-        args.append(repr(now - self._task_ttl_s))
+        fields: list[str] = []
         if result is not None:
-            args += ["result", _dumps(result)]
+            fields += ["result", _dumps(result)]
         if error is not None:
-            args += ["error", _dumps(error)]
+            fields += ["error", _dumps(error)]
+        args: list[Any] = [task_id, worker, repr(now), status, self._task_ttl_ms]
+        args += [repr(now - self._task_ttl_s), len(fields), *fields]
+        args += _event_args([] if done is None else [(*done, now)])
         found = await self._eval(lua.FINISH, keys, args)
         if not found:
             return False
@@ -205,12 +211,18 @@ class RedisTasks:
         return bool(await self._eval(lua.RELEASE, keys, [task_id, worker, repr(now)]))
 
     async def cancel_task(
-        self, task_id: str, error: Mapping[str, Any], now: float
+        self,
+        task_id: str,
+        error: Mapping[str, Any],
+        now: float,
+        *,
+        done: tuple[str, Mapping[str, Any]] | None = None,
     ) -> TaskRecord | None:
         base = self._base(task_id)
         keys = [f"{base}task:{task_id}", f"{base}pending", f"{base}done:failed"]
         keys.append(f"{base}events:{task_id}")
-        args = [task_id, repr(now), _dumps(error), self._task_ttl_ms]
+        args: list[Any] = [task_id, repr(now), _dumps(error), self._task_ttl_ms]
+        args += _event_args([] if done is None else [(*done, now)])
         found = await self._eval(lua.CANCEL, keys, args)
         if not found:
             return None
@@ -224,10 +236,15 @@ class RedisTasks:
     async def append_event(
         self, task_id: str, kind: str, detail: Mapping[str, Any], at: float
     ) -> int:
+        return (await self.append_events(task_id, [(kind, detail, at)]))[0]
+
+    async def append_events(self, task_id: str, events: Sequence[NewEvent]) -> list[int]:
+        if not events:
+            return []
         base = self._base(task_id)
         keys = [f"{base}events:{task_id}", f"{base}task:{task_id}"]
-        args = [repr(at), kind, _dumps(detail), self._task_ttl_ms]
-        return int(await self._eval(lua.APPEND, keys, args))
+        seqs = await self._eval(lua.APPEND, keys, [self._task_ttl_ms, *_event_args(events)])
+        return [int(seq) for seq in seqs]
 
     async def task_events(self, task_id: str, after: int = 0) -> list[EventRecord]:
         key = f"{self._base(task_id)}events:{task_id}"
@@ -278,6 +295,11 @@ class RedisTasks:
 
 def _dumps(value: Mapping[str, Any]) -> str:
     return json.dumps(value, ensure_ascii=False)
+
+
+def _event_args(events: Sequence[NewEvent]) -> list[str]:
+    """Events as the scripts' arguments: at, kind, detail JSON each."""
+    return [part for kind, detail, at in events for part in (repr(at), kind, _dumps(detail))]
 
 
 def _queue_member(record: TaskRecord) -> str:

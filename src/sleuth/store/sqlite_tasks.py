@@ -5,17 +5,26 @@ Claiming is one `UPDATE ... RETURNING` whose WHERE picks the task: SQLite runs o
 write statement at a time per file, so two workers (threads or processes) can never
 take the same task. Completion is guarded by `status = 'running' AND worker = ?`: a
 worker whose lease ran out (and whose task another worker claimed) cannot finish it.
+Events are numbered inside a write transaction (the task's highest `seq` plus one),
+so a batch gets consecutive numbers, and a terminal transition writes the task and its
+"done" event in one transaction.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from sleuth.store.base import EventRecord, KeyRecord, TaskRecord, events_after_a_wait
+from sleuth.store.base import (
+    EventRecord,
+    KeyRecord,
+    NewEvent,
+    TaskRecord,
+    events_after_a_wait,
+)
 
 __all__ = ["TASK_SCHEMA", "TaskTables", "immediate"]
 
@@ -155,17 +164,24 @@ class TaskTables:
         *,
         result: Mapping[str, Any] | None = None,
         error: Mapping[str, Any] | None = None,
+        done: tuple[str, Mapping[str, Any]] | None = None,
     ) -> bool:
         status = "failed" if error is not None else "success"
+        values = (status, _json_or_none(result), _json_or_none(error), now, now, task_id, worker)
+        last = _event_rows([] if done is None else [(*done, now)])
 
         def finish(conn: sqlite3.Connection) -> bool:
-            cursor = conn.execute(
-                "UPDATE tasks SET status = ?, result = ?, error = ?, finished_at = ?, "
-                "updated_at = ?, lease_until = NULL "
-                "WHERE task_id = ? AND status = 'running' AND worker = ?",
-                (status, _json_or_none(result), _json_or_none(error), now, now, task_id, worker),
-            )
-            return cursor.rowcount == 1
+            with immediate(conn):
+                cursor = conn.execute(
+                    "UPDATE tasks SET status = ?, result = ?, error = ?, finished_at = ?, "
+                    "updated_at = ?, lease_until = NULL "
+                    "WHERE task_id = ? AND status = 'running' AND worker = ?",
+                    values,
+                )
+                if cursor.rowcount != 1:
+                    return False
+                _insert_events(conn, task_id, last)
+            return True
 
         return await self._run(finish)
 
@@ -181,16 +197,25 @@ class TaskTables:
         return await self._run(release)
 
     async def cancel_task(
-        self, task_id: str, error: Mapping[str, Any], now: float
+        self,
+        task_id: str,
+        error: Mapping[str, Any],
+        now: float,
+        *,
+        done: tuple[str, Mapping[str, Any]] | None = None,
     ) -> TaskRecord | None:
+        last = _event_rows([] if done is None else [(*done, now)])
+
         def cancel(conn: sqlite3.Connection) -> TaskRecord | None:
             with immediate(conn):
-                conn.execute(
+                failed = conn.execute(
                     "UPDATE tasks SET status = 'failed', error = ?, finished_at = ?, "
                     "updated_at = ?, cancel_requested = 1 "
                     "WHERE task_id = ? AND status = 'pending'",
                     (json.dumps(error, ensure_ascii=False), now, now, task_id),
                 )
+                if failed.rowcount == 1:
+                    _insert_events(conn, task_id, last)
                 conn.execute(
                     "UPDATE tasks SET cancel_requested = 1, updated_at = ? "
                     "WHERE task_id = ? AND status = 'running'",
@@ -206,14 +231,16 @@ class TaskTables:
     async def append_event(
         self, task_id: str, kind: str, detail: Mapping[str, Any], at: float
     ) -> int:
-        def append(conn: sqlite3.Connection) -> int:
-            rows = conn.execute(
-                "INSERT INTO task_events (task_id, seq, at, kind, detail) "
-                "SELECT ?, coalesce(max(seq), 0) + 1, ?, ?, ? FROM task_events "
-                "WHERE task_id = ? RETURNING seq",
-                (task_id, at, kind, json.dumps(detail, ensure_ascii=False), task_id),
-            ).fetchall()
-            return int(rows[0][0])
+        return (await self.append_events(task_id, [(kind, detail, at)]))[0]
+
+    async def append_events(self, task_id: str, events: Sequence[NewEvent]) -> list[int]:
+        if not events:
+            return []
+        rows = _event_rows(events)
+
+        def append(conn: sqlite3.Connection) -> list[int]:
+            with immediate(conn):
+                return _insert_events(conn, task_id, rows)
 
         return await self._run(append)
 
@@ -302,6 +329,31 @@ class TaskTables:
             return cursor.rowcount
 
         return await self._run(revoke)
+
+
+_EventRow = tuple[float, str, str]  # at, kind, detail (JSON)
+
+
+def _event_rows(events: Sequence[NewEvent]) -> list[_EventRow]:
+    """Events ready to insert, serialised before any transaction begins (a detail that
+    is not JSON fails the call before it changes anything)."""
+    return [(at, kind, json.dumps(detail, ensure_ascii=False)) for kind, detail, at in events]
+
+
+def _insert_events(conn: sqlite3.Connection, task_id: str, rows: Sequence[_EventRow]) -> list[int]:
+    """Number and insert `rows` after the task's last event; run inside a write
+    transaction, so no other append can take the same numbers."""
+    if not rows:
+        return []
+    (last,) = conn.execute(
+        "SELECT coalesce(max(seq), 0) FROM task_events WHERE task_id = ?", (task_id,)
+    ).fetchone()
+    seqs = list(range(last + 1, last + 1 + len(rows)))
+    conn.executemany(
+        "INSERT INTO task_events (task_id, seq, at, kind, detail) VALUES (?, ?, ?, ?, ?)",
+        [(task_id, seq, *row) for seq, row in zip(seqs, rows, strict=True)],
+    )
+    return seqs
 
 
 def _json_or_none(value: Mapping[str, Any] | None) -> str | None:

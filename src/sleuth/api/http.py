@@ -87,8 +87,9 @@ class Service:
 
 @dataclass(frozen=True)
 class Caller:
+    """Who is asking: the tenant whose tasks the request may see."""
+
     tenant: str
-    key_prefix: str | None = None
 
 
 _bearer = HTTPBearer(auto_error=False, description="An API key from `sleuth keys create`.")
@@ -107,7 +108,7 @@ async def identify(svc: Service, presented: str | None) -> Caller:
         return Caller(DEFAULT_TENANT)
     record = await keys.authenticate(svc.store, presented)
     await keys.admit(svc.store, record, svc.settings.serve.rate_limit, time.time())
-    return Caller(record.tenant, record.prefix)
+    return Caller(record.tenant)
 
 
 async def caller(

@@ -82,6 +82,9 @@ SCRIPTS = {
     if isinstance(getattr(redis_lua, name), redis_lua.Script)
 }
 _MONITOR_LINE = re.compile(r'^[\d.]+ \[\d+ ([^\]]+)\] "([^"]+)"(?: "([^"]*)")?')
+_MONITOR_ARG = re.compile(r'"((?:[^"\\]|\\.)*)"')
+#: The record a compare-and-set is on, by its key's hash tag.
+_RECORD_KIND = re.compile(r"\{(breaker|bucket):")
 
 
 def free_port() -> int:
@@ -331,11 +334,23 @@ async def task_load(
 # --- counting Redis commands ---------------------------------------------------------
 
 
+class Commands(Counter[str]):
+    """Commands by name; `lost` counts, by record kind (breaker, bucket), the
+    compare-and-set scripts that found another replica's write (their retry follows)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lost: Counter[str] = Counter()
+
+
 @contextmanager
-def monitored(redis_port: int, folder: Path, ignore: str) -> Iterator[Counter[str]]:
+def monitored(redis_port: int, folder: Path, ignore: str) -> Iterator[Commands]:
     """Counts the commands clients send (script-internal ones excluded, and those of
-    the client at address `ignore`), by command (EVALSHA by the store's script name)."""
-    seen: Counter[str] = Counter()
+    the client at address `ignore`), by command (EVALSHA by the store's script name;
+    SWAP also by the record it writes). A SWAP is lost when the script wrote nothing:
+    MONITOR lists the commands a script runs (client `lua`) right after it, and a SWAP
+    that won sends HSET on its key."""
+    seen = Commands()
     out = folder / "monitor.txt"
     with out.open("wb") as sink:
         cli = shutil.which("redis-cli") or "redis-cli"
@@ -350,20 +365,35 @@ def monitored(redis_port: int, folder: Path, ignore: str) -> Iterator[Counter[st
         time.sleep(0.2)  # let the last lines arrive
         monitor.terminate()
         monitor.wait(timeout=10)
+    swap: tuple[str, str] | None = None  # the last SWAP's (command, key), until it wrote
     for line in out.read_text(encoding="utf-8", errors="replace").splitlines():
         found = _MONITOR_LINE.match(line)
         if found is None:
             continue
         client, command, first = found.groups()
-        if client == "lua" or client == ignore:
+        if client == "lua":  # what the script just sent ran inside Redis
+            if swap is not None and command.upper() == "HSET" and first == swap[1]:
+                swap = None  # it wrote: its token was the current one
+            continue
+        if swap is not None:
+            seen.lost[swap[0]] += 1
+            swap = None
+        if client == ignore:
             continue
         command = command.upper()
         if command == "EVALSHA":
             command += " " + SCRIPTS.get(first or "", "?")
+            if command == "EVALSHA SWAP":  # EVALSHA, sha, 1, key, token, ...
+                key = _MONITOR_ARG.findall(line)[3]
+                kind = _RECORD_KIND.search(key)
+                command += f" ({kind.group(1) if kind else '?'})"
+                swap = (command, key)
         elif command == "EVAL":
             sha = hashlib.sha1((first or "").encode(), usedforsecurity=False).hexdigest()
             command += " " + SCRIPTS.get(sha, "?")
         seen[command] += 1
+    if swap is not None:
+        seen.lost[swap[0]] += 1
 
 
 @dataclass
@@ -371,13 +401,13 @@ class Level:
     replicas: int
     shared: bool
     search: Run
-    search_rtt: Counter[str]
+    search_rtt: Commands
     search_monitored: int
     commands: int
     cpu: dict[str, float]
     task_s: float = 0.0
     tasks_ok: int = 0
-    task_rtt: Counter[str] = field(default_factory=Counter)
+    task_rtt: Commands = field(default_factory=Commands)
 
     @property
     def label(self) -> str:
@@ -389,6 +419,9 @@ class Level:
             n for c, n in self.search_rtt.items() if c != "EVALSHA CLAIM" and command in (None, c)
         )
         return counted / max(1, self.search_monitored)
+
+    def lost_per_search(self, command: str) -> float:
+        return self.search_rtt.lost[command] / max(1, self.search_monitored)
 
 
 def level(
@@ -512,13 +545,17 @@ def report(levels: list[Level], args: argparse.Namespace) -> None:
                 f"{lv.label:<28}{args.tasks:>9}{lv.tasks_ok:>8}{args.tasks / lv.task_s:>9.1f}"
                 f"{per_task:>10.1f}"
             )
-    writes = 2 * len(CHAIN)  # a quota take and a breaker record per provider call
     print()
     for lv in shared:
-        swaps = lv.per_search("EVALSHA SWAP")
+        parts = []
+        for kind, meaning in (("breaker", "breaker records"), ("bucket", "quota takes")):
+            command = f"EVALSHA SWAP ({kind})"
+            swaps, lost = lv.per_search(command), lv.lost_per_search(command)
+            parts.append(f"{swaps - lost:.1f} {meaning} + {lost:.1f} retries")
         print(
-            f"{lv.replicas} replica(s): {swaps:.1f} compare-and-set scripts per search = "
-            f"{writes} writes + {swaps - writes:.1f} retries after another replica wrote first"
+            f"{lv.replicas} replica(s), compare-and-set scripts per search: "
+            + ", ".join(parts)
+            + " (a retry: another replica wrote the record first)"
         )
     last = shared[-1]
     print(f"\nRound trips per search with {last.replicas} replica(s), by command:")

@@ -13,6 +13,7 @@ from sleuth.config import Settings
 from sleuth.errors import InvalidRequest
 from sleuth.gateway import Sleuth
 from sleuth.providers.base import HttpRequest, Provider
+from sleuth.store import MemoryStore
 from sleuth.testing import Cassette, fake_provider, registered
 from sleuth.transport import RawResponse, ReplayTransport
 
@@ -420,3 +421,22 @@ async def test_a_domain_filter_only_local_files_could_serve_is_refused() -> None
             {"query": "q", "domain_filter": ["python.org"]}
         )
     assert caught.value.field == "domain_filter"
+
+
+async def test_searches_share_one_breaker_whose_waiting_successes_aclose_writes(
+    fakes: dict[str, Provider],
+) -> None:
+    store = MemoryStore()
+    cassette = Cassette()
+    for query in ("first", "second"):
+        cassette.add("alpha", query, body={"results": [hit(1)]})
+    conf = settings(chain=["alpha"], breaker={"flush_s": 60})  # no timer flushes here
+    sleuth = Sleuth(conf, cassette.transport(), store=store)
+    await sleuth.search("first")
+    await sleuth.search("second")
+    # Both successes wait in the one breaker the searches share (docs/resilience.md).
+    assert (await store.get_breaker("alpha")).calls == ()
+
+    await sleuth.aclose()
+
+    assert [failed for _, failed in (await store.get_breaker("alpha")).calls] == [False, False]

@@ -156,6 +156,8 @@ class Sleuth:
         self._transport_given = transport is not None
         self._store = store
         self._store_given = store is not None
+        # One per store, so what it read and the successes it holds outlive a search.
+        self._breaker: Breaker | None = None
         self.mappings = MappingFiles(self.settings.mappings_dir)
         #: The error rules, re-read when their file changes.
         self.rules = RuleBook.from_settings(self.settings.rules)
@@ -203,7 +205,11 @@ class Sleuth:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the transport's connections and the store sleuth opened."""
+        """Write the breakers' waiting successes; close the transport's connections and
+        the store sleuth opened."""
+        if self._breaker is not None:
+            await self._breaker.aclose()
+            self._breaker = None
         if self._transport is not None and not self._transport_given:
             await self._transport.aclose()
             self._transport = None
@@ -479,7 +485,7 @@ class Sleuth:
 
         return Policies(
             rules=self.rules,
-            breaker=Breaker(self.store, settings.breaker),
+            breaker=self._breaker_for(settings),
             quota=self.observer.quota(self.store, settings.quota),
             latency=self.latency,
             retry=settings.retry,
@@ -487,6 +493,15 @@ class Sleuth:
             body_preview_bytes=settings.rules.body_preview_bytes,
             on_outcome=finished,
         )
+
+    def _breaker_for(self, settings: Settings) -> Breaker:
+        """The breakers of this instance's store, shared by its searches (their read
+        cache and waiting successes are per process); a new store gets new ones."""
+        store = self.store
+        if self._breaker is None or self._breaker.store is not store:
+            self._breaker = Breaker(store, settings.breaker)
+        self._breaker.settings = settings.breaker  # `settings` may have been replaced
+        return self._breaker
 
     def _include_for(self, req: SearchRequest, query: str, now: datetime) -> list[str]:
         """The request's `include`, plus what the query's intent asks for."""

@@ -25,7 +25,24 @@ Every state rule is in `TRANSITIONS` (as h11 keeps its in `_state.py`):
 The record lives in a `BreakerStore`, changed only through the store's atomic
 `update_breaker`, so every process and replica sharing the store sees one breaker
 and lets one probe through. The clock is injected (wall-clock `time.time` by
-default, because the record is shared between processes and hosts).
+default, because the record is shared between processes and hosts), and so is the
+sleep that times the batches below.
+
+Two savings on the store's round trips, neither of which delays an opening here:
+
+- Reads: a closed record this process read or wrote less than `read_cache_s` ago
+  lets a call through without reading again. An open or half-open record, or an
+  older one, is read as before, and this process's own writes refresh what it
+  knows, so only an opening by another process or replica is seen late: within
+  `read_cache_s`.
+- Writes: in the closed state a success only joins the window, so successes wait
+  in memory, per provider, and are written together (`observe` takes several calls
+  at once, in the order they came): ahead of the next failure, after at most
+  `flush_s`, when `flush_max_calls` wait, and on `aclose`. Failures, and every
+  outcome outside the closed state (a probe's), are written at once. The window
+  sees the same calls in the same order, only later; a success that waited is
+  `deferred`: it joins only the closed window it was made in (one opened since has
+  forgotten that window) and never counts as a half-open probe's outcome.
 
 >>> import asyncio
 >>> from sleuth.store import MemoryStore
@@ -40,8 +57,11 @@ default, because the record is shared between processes and hosts).
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
-from collections.abc import Callable, Mapping
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
@@ -54,12 +74,15 @@ __all__ = [
     "TRANSITIONS",
     "Breaker",
     "BreakerSettings",
+    "Call",
     "Decision",
     "Event",
     "Outcome",
     "admit",
     "observe",
 ]
+
+log = logging.getLogger(__name__)
 
 Outcome = Literal["success", "failure", "unexpected"]
 Event = Literal["success", "failure", "unexpected", "tripped", "cooled_down", "probe_sent"]
@@ -106,6 +129,23 @@ class BreakerSettings(BaseModel):
         description="Non-recoverable error codes that still count as a provider failure "
         "(others, like no_results, mean the provider answered).",
     )
+    read_cache_s: float = Field(
+        0.25,
+        ge=0,
+        description="A closed record read or written this recently lets calls through "
+        "without reading the store again; an opening by another replica is seen within "
+        "this time. 0: read on every call.",
+    )
+    flush_s: float = Field(
+        0.25,
+        ge=0,
+        description="Successes in the closed state wait in memory and are written "
+        "together, with the next failure or after at most this long; a hard kill "
+        "loses at most this much of them. 0: write each at once.",
+    )
+    flush_max_calls: int = Field(
+        100, ge=1, description="...or as soon as this many successes of one provider wait."
+    )
 
 
 @dataclass(frozen=True)
@@ -120,6 +160,24 @@ class Decision:
     reason: str | None = None
     #: Clock time at which the breaker will next let a call through.
     retry_at: float | None = None
+
+
+@dataclass(frozen=True)
+class Call:
+    """One call's outcome, as the breaker records it."""
+
+    at: float
+    outcome: Outcome
+    #: The error code, for the reason an opening gives.
+    detail: str = ""
+    #: A success that waited in memory while the breaker was closed: it joins only
+    #: the closed window it was made in (not one a probe closed after it), and is
+    #: never taken for a half-open probe's outcome.
+    deferred: bool = False
+
+    def __post_init__(self) -> None:
+        if self.deferred and self.outcome != "success":
+            raise ValueError("only a success can wait to be written")
 
 
 def _move(state: BreakerState, event: Event) -> BreakerState:
@@ -145,7 +203,7 @@ def _enter(record: BreakerRecord, event: Event, now: float, reason: str = "") ->
     if state == "half_open" and record.state == "open":
         return replace(record, state="half_open", probe_at=None)
     if state == "closed" and record.state == "half_open":
-        return BreakerRecord()
+        return BreakerRecord(closed_at=now)
     return replace(record, state=state)
 
 
@@ -176,13 +234,26 @@ def admit(
 
 
 def observe(
-    record: BreakerRecord,
-    outcome: Outcome,
-    now: float,
-    settings: BreakerSettings,
-    detail: str = "",
+    record: BreakerRecord, calls: Iterable[Call], settings: BreakerSettings
 ) -> BreakerRecord:
-    """Pure: the record after a call's outcome."""
+    """Pure: the record after the calls' outcomes, taken in order.
+
+    >>> calls = [Call(1.0, "success", deferred=True), Call(2.0, "failure", "rate_limited")]
+    >>> record = observe(BreakerRecord(), calls, BreakerSettings(min_calls=2))
+    >>> record.state, record.reason
+    ('open', '1 of the last 2 calls failed, last: rate_limited')
+    """
+    for call in calls:
+        record = _observe_one(record, call, settings)
+    return record
+
+
+def _observe_one(record: BreakerRecord, call: Call, settings: BreakerSettings) -> BreakerRecord:
+    now, outcome, detail = call.at, call.outcome, call.detail
+    if call.deferred:
+        forgotten = record.closed_at is not None and now < record.closed_at
+        if record.state != "closed" or forgotten:
+            return record
     event: Event = outcome
     if record.state != "closed":
         reason = f"probe failed: {detail or outcome}"
@@ -215,7 +286,9 @@ class _Classified(Protocol):
 class Breaker:
     """The breakers of every provider, over a shared store.
 
-    Call `allow(provider)` before a call and `record(provider, outcome)` after it.
+    Call `allow(provider)` before a call and `record(provider, outcome)` after it;
+    `aclose()` on a graceful stop writes the successes still waiting. Keep one per
+    process (and event loop): what it knows and the successes it holds are its own.
     """
 
     def __init__(
@@ -223,17 +296,41 @@ class Breaker:
         store: BreakerStore,
         settings: BreakerSettings,
         clock: Callable[[], float] = time.time,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._store = store
         self.settings = settings
         self._clock = clock
+        self._sleep = sleep
+        # The last record read or written per provider, with the clock time the read
+        # or write was sent (so its age is never underestimated).
+        self._known: dict[str, tuple[BreakerRecord, float]] = {}
+        # Writes made per provider: a read that overlapped one may be older than what
+        # the write returned, and must not replace it in `_known`.
+        self._writes: defaultdict[str, int] = defaultdict(int)
+        # Successes waiting to be written, per provider, in the order they came.
+        self._waiting: dict[str, list[Call]] = {}
+        # Per provider, the task that writes them once `flush_s` has passed.
+        self._timers: dict[str, asyncio.Task[None]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def store(self) -> BreakerStore:
+        return self._store
 
     async def allow(self, provider: str) -> Decision:
         """Whether to call `provider` now; refused calls say why and until when."""
         if not self.settings.enabled:
             return Decision(allowed=True, state="closed")
         now = self._clock()
-        record = await self._store.get_breaker(provider)
+        known = self._known.get(provider)
+        if (
+            known is not None
+            and known[0].state == "closed"
+            and 0 <= now - known[1] < self.settings.read_cache_s
+        ):
+            return Decision(allowed=True, state="closed")
+        record = await self._read(provider, now)
         unchanged, decision = admit(record, now, self.settings)
         if unchanged is record:
             return decision  # nothing to write: closed, or still open
@@ -246,17 +343,100 @@ class Breaker:
             decided[:] = [verdict]
             return new
 
-        await self._store.update_breaker(provider, change)
+        await self._update(provider, change, now)
         return decided[-1]
 
     async def record(self, provider: str, outcome: Outcome, *, detail: str = "") -> None:
-        """Enter a call's outcome; `detail` (e.g. the error code) goes into the reason."""
+        """Enter a call's outcome; `detail` (e.g. the error code) goes into the reason.
+
+        A success while the breaker is closed (as this process last knew it) waits to
+        be written with others; anything else is written at once, after them."""
         if not self.settings.enabled:
             return
         now = self._clock()
-        await self._store.update_breaker(
-            provider, lambda current: observe(current, outcome, now, self.settings, detail)
-        )
+        known = self._known.get(provider)
+        if (
+            outcome == "success"
+            and self.settings.flush_s > 0
+            and known is not None
+            and known[0].state == "closed"
+        ):
+            waiting = self._waiting.setdefault(provider, [])
+            waiting.append(Call(now, "success", deferred=True))
+            if len(waiting) >= self.settings.flush_max_calls:
+                await self._write(provider, self._take(provider), now)
+            else:
+                self._flush_later(provider)
+            return
+        calls = [*self._take(provider), Call(now, outcome, detail)]
+        await self._write(provider, calls, now)
+
+    async def aclose(self) -> None:
+        """Write every success still waiting (a graceful stop loses none); a store
+        that fails is logged, not raised."""
+        for provider in list(self._waiting):
+            await self._flush(provider)
+        loop = asyncio.get_running_loop()
+        under_way = [task for task in self._tasks if task.get_loop() is loop]
+        if under_way:  # flushes a timer had started
+            await asyncio.gather(*under_way, return_exceptions=True)
+
+    # --- the store ----------------------------------------------------------------------
+
+    async def _read(self, provider: str, now: float) -> BreakerRecord:
+        writes = self._writes[provider]
+        record = await self._store.get_breaker(provider)
+        if self._writes[provider] == writes:
+            self._known[provider] = (record, now)
+        return record
+
+    async def _update(
+        self, provider: str, change: Callable[[BreakerRecord], BreakerRecord], now: float
+    ) -> None:
+        record = await self._store.update_breaker(provider, change)
+        self._writes[provider] += 1
+        self._known[provider] = (record, now)
+
+    async def _write(self, provider: str, calls: list[Call], now: float) -> None:
+        settings = self.settings
+        await self._update(provider, lambda current: observe(current, calls, settings), now)
+
+    def _take(self, provider: str) -> list[Call]:
+        """The successes waiting for `provider`, now this caller's to write."""
+        timer = self._timers.pop(provider, None)
+        # Not the timer that is flushing now, nor one of a loop that has finished.
+        if (
+            timer is not None
+            and timer is not asyncio.current_task()
+            and not timer.get_loop().is_closed()
+        ):
+            timer.cancel()
+        return self._waiting.pop(provider, [])
+
+    def _flush_later(self, provider: str) -> None:
+        timer = self._timers.get(provider)
+        loop = asyncio.get_running_loop()
+        if timer is not None and not timer.done() and timer.get_loop() is loop:
+            return
+        timer = loop.create_task(self._flush_after(provider))
+        self._timers[provider] = timer
+        self._tasks.add(timer)
+        timer.add_done_callback(self._tasks.discard)
+
+    async def _flush_after(self, provider: str) -> None:
+        await self._sleep(self.settings.flush_s)
+        await self._flush(provider)
+
+    async def _flush(self, provider: str) -> None:
+        calls = self._take(provider)
+        if not calls:
+            return
+        try:
+            await self._write(provider, calls, self._clock())
+        except Exception:
+            log.exception(
+                "breaker state unavailable for %s; %d successes not recorded", provider, len(calls)
+            )
 
     def outcome_for(self, error: _Classified | None) -> Outcome:
         """How a call's result counts: no error is a success; `open_breaker` or an

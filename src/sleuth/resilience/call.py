@@ -11,7 +11,8 @@ One call (`ProviderCall`), in this order:
         parse            the provider's pure parser
       every failure is classified by the rules (`RuleBook`): the error carries the
       rule's code, category and action; only `retry` is retried, never past the deadline
-    breaker.record       the call's outcome (`Breaker.outcome_for`)
+    breaker.record       the call's outcome (`Breaker.outcome_for`); a success while
+                         closed waits to be written with others (`breaker.flush_s`)
     every attempt's latency goes to the `LatencyTracker`, which learns hedge delays
 
 A chain slot (`ask_chain`): every chosen provider is asked at once, each in its own

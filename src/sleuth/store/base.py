@@ -78,7 +78,9 @@ class BreakerRecord:
     """One provider's breaker, as stored: small and JSON-serialisable.
 
     `calls` is the sliding window, oldest first: (when, failed) per recorded call,
-    already trimmed to the configured size and age by the breaker.
+    already trimmed to the configured size and age by the breaker. `closed_at` is when
+    a probe last closed the breaker (None until one has): a success made before it
+    belongs to a window that the opening forgot.
     """
 
     state: BreakerState = "closed"
@@ -86,6 +88,7 @@ class BreakerRecord:
     probe_at: float | None = None
     calls: tuple[tuple[float, bool], ...] = ()
     reason: str = ""
+    closed_at: float | None = None
 
     def to_json(self) -> str:
         return json.dumps(
@@ -95,6 +98,7 @@ class BreakerRecord:
                 "probe_at": self.probe_at,
                 "calls": [[when, int(failed)] for when, failed in self.calls],
                 "reason": self.reason,
+                "closed_at": self.closed_at,
             },
             separators=(",", ":"),
         )
@@ -108,6 +112,7 @@ class BreakerRecord:
             probe_at=data["probe_at"],
             calls=tuple((float(when), bool(failed)) for when, failed in data["calls"]),
             reason=data["reason"],
+            closed_at=data.get("closed_at"),  # absent from records of older versions
         )
 
 

@@ -318,3 +318,22 @@ def test_the_whole_response_goes_through_the_gate() -> None:
     assert safe.query == "q <b>"  # the caller's own words, cleaned by the guard
     for tag in ("<svg", "<script", "<img", "<html", "<b>price"):
         assert tag not in dumped
+
+
+def test_file_links_are_kept_only_on_the_local_knowledge_bases_own_results() -> None:
+    local = ResultItem(
+        id="1",
+        url="file:///srv/docs/caching.md#ttl",
+        providers=["local"],
+        sources=["file:///srv/docs/caching.md#ttl", "file:///srv/docs/cache.md"],
+        title="Caching",
+    )
+    web = local.model_copy(update={"id": "2", "providers": ["brave"]})
+    mixed = local.model_copy(update={"id": "3", "providers": ["local", "brave"]})
+
+    kept, dropped, merged = sanitise_items([local, web, mixed], local_providers=["local"])
+
+    assert kept.url == local.url and kept.sources == local.sources and not kept.degraded
+    for item in (dropped, merged):
+        assert item.url is None and item.sources == []
+        assert item.degraded and item.missing == ["url"]

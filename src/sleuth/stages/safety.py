@@ -97,7 +97,7 @@ _EQUALS_STAND_IN = "\ua78a"  # ꞊
 _URL_TRIM = "".join(chr(code) for code in range(0x21))
 _URL_DELETED = str.maketrans("", "", "\t\n\r")
 # Characters that end an HTML attribute or start markup: percent-encoded in a link.
-_URL_ENCODED = {ch: f"%{ord(ch):02X}" for ch in "\"'<>`\\{}|^ "}
+_URL_ENCODED = str.maketrans({ch: f"%{ord(ch):02X}" for ch in "\"'<>`\\{}|^ "})
 # In the authority they mean that browsers and Python would disagree about the host.
 _BAD_AUTHORITY = frozenset("\"'<>`\\{}|^ ")
 
@@ -162,7 +162,7 @@ def safe_url(url: str | None, *, allow_file: bool = False) -> str | None:
         return None
     if not _BAD_AUTHORITY.isdisjoint(parts.netloc):
         return None
-    return "".join(_URL_ENCODED.get(ch, ch) for ch in text)
+    return text.translate(_URL_ENCODED)
 
 
 def sanitise_item(item: ResultItem, *, allow_file: bool = False) -> ResultItem:
@@ -176,17 +176,19 @@ def sanitise_item(item: ResultItem, *, allow_file: bool = False) -> ResultItem:
     ('‹b>x', None, True, ['url'], ['unsafe_url_removed'])
     """
     url = safe_url(item.url, allow_file=allow_file)
-    update: dict[str, Any] = {
+    safe: dict[str, Any] = {
         "title": safe_text(item.title),
         "snippet": safe_text(item.snippet),
         "url": url,
         "domain": None if item.domain is None else safe_text(item.domain),
-        "sources": _safe_urls(item.sources),
+        "sources": _safe_urls(item.sources, allow_file=allow_file),
         "fields": _safe_value(item.fields),
     }
+    # Most items are clean already: copy only what changed (a copy costs more than the checks).
+    update = {name: value for name, value in safe.items() if value != getattr(item, name)}
     if item.url is not None and url is None:
         update.update(_url_dropped(item.missing, item.flags))
-    return item.model_copy(update=update)
+    return item.model_copy(update=update) if update else item
 
 
 def sanitise_items(
@@ -213,7 +215,7 @@ def sanitise_projected(item: ProjectedItem, *, allow_file: bool = False) -> Proj
         if name in present and isinstance(value, str):
             update[name] = safe_text(value)
     if "sources" in present and item.sources is not None:
-        update["sources"] = _safe_urls(item.sources)
+        update["sources"] = _safe_urls(item.sources, allow_file=allow_file)
     if "fields" in present and item.fields is not None:
         update["fields"] = _safe_value(item.fields)
     if "url" in present:
@@ -265,8 +267,9 @@ def _equals_stand_in(match: re.Match[str]) -> str:
     return match.group(0)[:-1] + _EQUALS_STAND_IN
 
 
-def _safe_urls(urls: Sequence[str]) -> list[str]:
-    return [safe for safe in map(safe_url, urls) if safe is not None]
+def _safe_urls(urls: Sequence[str], *, allow_file: bool = False) -> list[str]:
+    found = (safe_url(url, allow_file=allow_file) for url in urls)
+    return [safe for safe in found if safe is not None]
 
 
 def _safe_value(value: Any) -> Any:

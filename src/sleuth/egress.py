@@ -44,7 +44,7 @@ from __future__ import annotations
 import asyncio
 import re
 import socket
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network, ip_address, ip_network
 
@@ -65,7 +65,6 @@ __all__ = [
 
 Address = IPv4Address | IPv6Address
 Network = IPv4Network | IPv6Network
-Resolver = Callable[[str, int], Awaitable[list[Address]]]
 
 _METADATA = "link-local (the cloud metadata endpoint lives here)"
 _IPV4_RANGES: tuple[tuple[IPv4Network, str], ...] = tuple(

@@ -353,7 +353,3 @@ class _ParamMatcher:
     def __call__(self, name: str) -> bool:
         name = name.lower()
         return name in self.names or (bool(self.prefixes) and name.startswith(self.prefixes))
-
-
-def _upper_escapes(path: str) -> str:
-    return _PERCENT_ESCAPE.sub(lambda match: match.group().upper(), path)

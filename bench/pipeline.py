@@ -20,6 +20,7 @@ from typing import Any
 from sleuth.config import Settings
 from sleuth.gateway import Sleuth
 from sleuth.providers.base import HttpRequest
+from sleuth.stages.trust import scheme_and_domain
 from sleuth.text import tokens
 from sleuth.transport import RawResponse
 
@@ -131,6 +132,7 @@ async def run(runs: int) -> None:
     stages: dict[str, list[float]] = {}
     for _ in range(runs):
         tokens.cache_clear()  # a new search brings new snippets: no help from the last one
+        scheme_and_domain.cache_clear()  # ... and new URLs
         started = time.perf_counter()
         response = await sleuth.search(request)
         totals.append((time.perf_counter() - started) * 1000)

@@ -54,7 +54,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from sleuth.contract import Freshness, ResultItem
 
-__all__ = ["TrustScore", "TrustSettings", "registrable_domain", "score_items", "trust"]
+__all__ = [
+    "TrustScore",
+    "TrustSettings",
+    "registrable_domain",
+    "scheme_and_domain",
+    "score_items",
+    "trust",
+]
 
 # The bundled list, parsed once (about 50 ms); lookups are read-only, about 2 µs each.
 # Private-section suffixes count too, so user pages on github.io or blogspot.com are
@@ -308,7 +315,7 @@ def registrable_domain(url_or_host: str | None) -> str | None:
     """
     if not url_or_host:
         return None
-    return _scheme_and_domain(url_or_host.strip())[1]
+    return scheme_and_domain(url_or_host.strip())[1]
 
 
 def trust(
@@ -319,7 +326,7 @@ def trust(
     Raises ValueError when the prior for the item's domain is outside 0..1.
     """
     url = item.url or (item.sources[0] if item.sources else None)
-    scheme, domain = _scheme_and_domain(url) if url else (None, None)
+    scheme, domain = scheme_and_domain(url) if url else (None, None)
 
     if scheme == "file":
         authority = settings.local_authority
@@ -396,7 +403,9 @@ def _scheme_of(url: str | None) -> str | None:
     return match.group(1).lower()
 
 
-def _scheme_and_domain(url: str) -> tuple[str | None, str | None]:
+# One search looks at each URL several times (trust, diversity, feedback); pure, so cached.
+@lru_cache(maxsize=4096)
+def scheme_and_domain(url: str) -> tuple[str | None, str | None]:
     """The scheme of `url` (None for a bare host) and its registrable domain, if a web URL."""
     scheme = _scheme_of(url)
     if scheme is None:
@@ -476,7 +485,7 @@ def _independent_sources(item: ResultItem) -> int:
     for url in (*item.sources, item.url):
         if not url:
             continue
-        scheme, domain = _scheme_and_domain(url)
+        scheme, domain = scheme_and_domain(url)
         if domain is not None:
             keys.add(domain)
         elif scheme == "file":

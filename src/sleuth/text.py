@@ -15,11 +15,14 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_RUN = re.compile(f"[{_CJK}]+")
+#: The Chinese characters (CJK unified ideographs, extension A, compatibility ones), as
+#: a character-class body for regular expressions: f"[{CJK}]".
+CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+#: A run of Chinese characters.
+CJK_RUN = re.compile(f"[{CJK}]+")
 # Either a run of Chinese characters or a Latin/digit word (3.12, don't, covid-19);
 # a word never swallows an adjacent Chinese run ("Python发布" is two tokens).
-_TOKEN = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+(?:[.'’-][^\W_{_CJK}]+)*)", re.UNICODE)
+_TOKEN = re.compile(rf"([{CJK}]+)|([^\W_{CJK}]+(?:[.'’-][^\W_{CJK}]+)*)", re.UNICODE)
 # A sentence ends at Chinese 。！？ (no space needed), at ! or ? followed by space or the
 # end, and at "." followed by the end or by space and a word that does not start in
 # lower case: "3.5", "the www. prefix" and "e.g. this" do not end a sentence. Closing
@@ -29,13 +32,13 @@ _NEXT_WORD = re.compile(r"\s+(\S)?")
 
 
 def is_cjk(char: str) -> bool:
-    return bool(_CJK_RUN.fullmatch(char))
+    return bool(CJK_RUN.fullmatch(char))
 
 
 def language_of(text: str) -> str:
     """'zh' when Chinese makes up a fair share of the letters (product names are often
     Latin: "iPhone 16 价格" is a Chinese query), else 'en'."""
-    cjk = sum(len(run) for run in _CJK_RUN.findall(text))
+    cjk = sum(len(run) for run in CJK_RUN.findall(text))
     letters = sum(1 for ch in text if ch.isalpha())
     return "zh" if cjk >= 2 and cjk / letters >= 0.2 else "en"
 

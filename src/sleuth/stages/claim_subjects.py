@@ -18,12 +18,12 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from sleuth.stages import claim_units as tables
+from sleuth.text import CJK
 
 if TYPE_CHECKING:
     from sleuth.stages.claims import _Compiled, _Raw
 
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # Sentence ends (。！？!? and a dot before a space) and clause breaks (，,；;：: and
 # brackets, a spaced dash, while/but/而/但). Each pattern starts with a character class,
 # so the regex engine skips ahead to where one can start.
@@ -32,7 +32,7 @@ _CLAUSE_BREAK = re.compile(
     r"[，,；;：:、|（）()【】\[\]\s而但]"
     r"(?:(?<=\s)(?:[-–—]|while|whereas|but|although)\s|(?<=[^\s])[，,；;：:、|（）()【】\[\]]*)"
 )
-_CONTENT_WORD = re.compile(rf"[A-Za-z][A-Za-z'’-]+|[{_CJK}]+")
+_CONTENT_WORD = re.compile(rf"[A-Za-z][A-Za-z'’-]+|[{CJK}]+")
 
 
 def _trie(words: Mapping[str, str], *, lead: Mapping[str, str] | None = None) -> str:

@@ -21,7 +21,7 @@ import nh3
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import ResultItem
-from sleuth.text import sentence_spans
+from sleuth.text import CJK_RUN, sentence_spans
 
 __all__ = ["AD_FLAG", "CleanSettings", "clean", "cut_snippet", "strip_html"]
 
@@ -39,7 +39,6 @@ _WORD_BREAK_TAG = re.compile(
 _AD_SEPARATOR = r"\s*[·•|｜:：»]|\s+[-–—]|\s*$"
 _AD_OPEN = r"\[【(（「〔<《"
 _AD_CLOSE = r"\]】)）」〕>》"
-_HAS_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 # Built once: `nh3.clean` builds its sanitiser anew on every call, which costs about as
 # much as the cleaning itself (nh3 >= 0.3 has `Cleaner`; older versions fall back).
 _strip_tags: Callable[[str], str] = (
@@ -142,7 +141,7 @@ def _ad_pattern(markers: tuple[str, ...]) -> re.Pattern[str]:
     """
     ordered = sorted(markers, key=len, reverse=True)
     any_marker = "|".join(re.escape(marker) for marker in ordered)
-    chinese = "|".join(re.escape(marker) for marker in ordered if _HAS_CJK.search(marker))
+    chinese = "|".join(re.escape(marker) for marker in ordered if CJK_RUN.search(marker))
     alternatives = [
         rf"[{_AD_OPEN}]\s*(?:{any_marker})\s*[{_AD_CLOSE}]",
         rf"(?:{any_marker})(?={_AD_SEPARATOR})",

@@ -44,7 +44,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from sleuth.contract import Degradation, ResultItem
-from sleuth.text import is_cjk, language_of
+from sleuth.text import CJK, is_cjk, language_of
 
 __all__ = [
     "NOTICES",
@@ -61,10 +61,9 @@ NOTICES = {
     "en": "This result is withheld under the content policy",
 }
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # A Latin word continues through letters and digits that are not Chinese.
-_WORD_EDGE_BEFORE = rf"(?<![^\W{_CJK}])"
-_WORD_EDGE_AFTER = rf"(?![^\W{_CJK}])"
+_WORD_EDGE_BEFORE = rf"(?<![^\W{CJK}])"
+_WORD_EDGE_AFTER = rf"(?![^\W{CJK}])"
 
 
 @dataclass(frozen=True, slots=True)

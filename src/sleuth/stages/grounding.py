@@ -57,7 +57,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import ResultItem
-from sleuth.text import ABBREVIATIONS, tokens
+from sleuth.text import ABBREVIATIONS, CJK, tokens
 
 __all__ = [
     "GroundingSettings",
@@ -69,8 +69,6 @@ __all__ = [
 ]
 
 SentenceStatus = Literal["supported", "unsupported", "mixed"]
-
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 
 
 def _words(text: str) -> frozenset[str]:
@@ -91,7 +89,7 @@ _MARKERS = re.compile(_MARKER)
 _MARKER_NUMBER = re.compile(r"\d+")
 _BULLET = re.compile(r"^(?:[-*•·]\s+|\d{1,2}[.)、]\s+)")
 _PUNCTUATION = "。！？.!?，,；;：:、\"'“”‘’()（）[]【】「」"
-_HAS_LETTER = re.compile(rf"[^\W\d_]|[{_CJK}]")
+_HAS_LETTER = re.compile(rf"[^\W\d_]|[{CJK}]")
 
 # --- numbers --------------------------------------------------------------------------
 
@@ -182,9 +180,9 @@ _MODEL_SUFFIXES = _words("pro max plus ultra mini lite se air fe neo turbo")
 _QUOTED = re.compile(r"《([^》]{1,30})》|「([^」]{1,30})」|『([^』]{1,30})』|“([^”]{1,12})”")
 # Two Chinese characters right before a model number: 小米14, 红米K70, 麒麟9000S.
 _CJK_MODEL = re.compile(
-    rf"([{_CJK}]{{2}})\s?([A-Za-z]{{0,3}}\d+(?:[A-Za-z]{{1,2}}(?![A-Za-z]))?)(?![\d.])"
+    rf"([{CJK}]{{2}})\s?([A-Za-z]{{0,3}}\d+(?:[A-Za-z]{{1,2}}(?![A-Za-z]))?)(?![\d.])"
 )
-_CJK_ORG = re.compile(rf"[{_CJK}]{{2}}(?:大学|学院|银行|医院|集团|研究院|研究所|委员会)")
+_CJK_ORG = re.compile(rf"[{CJK}]{{2}}(?:大学|学院|银行|医院|集团|研究院|研究所|委员会)")
 # Characters that start no Chinese name ("共有3", "售价5999", "第3").
 _CJK_STOP = frozenset(
     "的了是在和与及或为有约达共第近超仅前后等至到于从将被把让给价值量率售卖涨跌增减"
@@ -204,7 +202,7 @@ _STOPWORDS = _words(
 # says nothing a paraphrase must repeat.
 _CHINESE_STOP_CHARS = frozenset("的了着是为在和与及或也都就被把将个吗呢吧啊")
 _SUFFIXES = ("ing", "ed", "es", "s", "e")
-_NORM_TOKEN = re.compile(rf"[a-z]+|\d+(?:\.\d+)*|[{_CJK}]")
+_NORM_TOKEN = re.compile(rf"[a-z]+|\d+(?:\.\d+)*|[{CJK}]")
 
 
 # Chinese names capitalisation cannot find: companies and brands, places (`names`).

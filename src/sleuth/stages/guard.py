@@ -341,13 +341,18 @@ def _check_searchable(text: str, after: str, settings: GuardSettings) -> None:
             field="query",
             allowed=allowed,
         )
-    if not any(unicodedata.category(ch)[0] in "LNS" for ch in text):
+    if not _has_searchable(text):
         raise InvalidRequest(
             "query: only punctuation remains after cleaning; expected at least one "
             "letter, digit or symbol",
             field="query",
             allowed=allowed,
         )
+
+
+def _has_searchable(text: str) -> bool:
+    """Whether `text` holds a letter, a digit or a symbol (not only punctuation)."""
+    return any(unicodedata.category(ch)[0] in "LNS" for ch in text)
 
 
 def _neutralised(
@@ -379,7 +384,7 @@ def _neutralised(
         )
     sent = neutral_query(stripped, verdict, settings) if verdict.injection else stripped
     fallback = fallback_query(stripped or text, settings)
-    if not any(unicodedata.category(ch)[0] in "LNS" for ch in sent):
+    if not _has_searchable(sent):
         sent = fallback
     trace.notes.append(
         f"prompt injection detected ({', '.join(rules)}): "
@@ -474,7 +479,7 @@ def _without_policy_terms(text: str, policy: ContentPolicy, notes: list[str]) ->
     kept.append(text[position:])
     rewritten = " ".join(" ".join(kept).split())
     notes.append(f"removed content-policy terms: {', '.join(entries)}")
-    if not rewritten or not any(unicodedata.category(ch)[0] in "LNS" for ch in rewritten):
+    if not _has_searchable(rewritten):
         raise PolicyViolation(
             "query: refused by the content policy: nothing searchable remains after "
             f"removing its terms ({', '.join(entries)})",

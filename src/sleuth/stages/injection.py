@@ -130,26 +130,51 @@ class RulePattern(BaseModel):
         return value
 
 
-def _default_patterns() -> dict[str, dict[Rule, list[RulePattern]]]:
+def _rule_patterns(entries: Iterable[tuple[str, str]]) -> list[RulePattern]:
+    """The (keywords, regex) entries of a pattern table, placeholders filled in
+    (`injection_patterns.FRAGMENTS`); `query_injection` reads its own table with it."""
+
     def filled(regex: str) -> str:
         for placeholder, fragment in tables.FRAGMENTS.items():
             regex = regex.replace(placeholder, fragment)
         return regex
 
+    return [
+        RulePattern(regex=filled(regex), keywords=tuple(words.split())) for words, regex in entries
+    ]
+
+
+def _default_patterns() -> dict[str, dict[Rule, list[RulePattern]]]:
     return {
-        language: {
-            rule: [
-                RulePattern(regex=filled(regex), keywords=tuple(words.split()))
-                for words, regex in entries
-            ]
-            for rule, entries in rules.items()
-        }
+        language: {rule: _rule_patterns(entries) for rule, entries in rules.items()}
         for language, rules in tables.PATTERNS.items()
     }
 
 
-def _copied(table: Mapping[str, list[str]]) -> dict[str, list[str]]:
+def _copied(table: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
     return {language: list(expressions) for language, expressions in table.items()}
+
+
+def _check_expressions(field_name: str, value: Mapping[str, Any]) -> None:
+    """Raise `ValueError` naming the first entry of `value` that is not a valid regular
+    expression: `value` maps languages to lists, or to rules and then lists."""
+
+    def check(where: str, expressions: Iterable[RulePattern | str]) -> None:
+        for index, expression in enumerate(expressions):
+            regex = expression.regex if isinstance(expression, RulePattern) else expression
+            try:
+                re.compile(regex)
+            except re.error as error:
+                raise ValueError(
+                    f"{field_name}.{where}[{index}] is not a valid regular expression: {error}"
+                ) from None
+
+    for language, entry in value.items():
+        if isinstance(entry, Mapping):
+            for rule, expressions in entry.items():
+                check(f"{language}.{rule}", expressions)
+        else:
+            check(language, entry)
 
 
 # Keywords: a whole-word keyword is made of these; words are cut as `\b` cuts them.
@@ -278,24 +303,7 @@ class InjectionSettings(BaseModel):
     @field_validator("patterns", "discussion_cues", "mention_lead_ins")
     @classmethod
     def _valid_expressions(cls, value: Mapping[str, Any], info: Any) -> Mapping[str, Any]:
-        def check(where: str, expressions: Sequence[RulePattern | str]) -> None:
-            for index, expression in enumerate(expressions):
-                try:
-                    re.compile(
-                        expression.regex if isinstance(expression, RulePattern) else expression
-                    )
-                except re.error as error:
-                    raise ValueError(
-                        f"{info.field_name}.{where}[{index}] is not a valid regular "
-                        f"expression: {error}"
-                    ) from None
-
-        for language, entry in value.items():
-            if isinstance(entry, Mapping):
-                for rule, expressions in entry.items():
-                    check(f"{language}.{rule}", expressions)
-            else:
-                check(language, entry)
+        _check_expressions(info.field_name, value)
         return value
 
     def model_post_init(self, context: Any, /) -> None:

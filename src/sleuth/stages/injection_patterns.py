@@ -23,6 +23,8 @@ from __future__ import annotations
 import re
 from typing import Literal
 
+from sleuth.text import CJK
+
 __all__ = [
     "BIDI_OVERRIDE",
     "BLACK_FLAG",
@@ -418,7 +420,6 @@ MENTION_LEAD_INS: dict[str, list[str]] = {
 # fmt: on
 
 # --- characters ---------------------------------------------------------------------------
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # Invisible for matching: removed from the view the rules read.
 INVISIBLE = re.compile(
     "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
@@ -427,7 +428,7 @@ INVISIBLE = re.compile(
 )
 # Zero-width characters and variation selectors: what payloads are encoded in (a class).
 ZERO_WIDTH = "[\u180e\u200b-\u200d\u2060-\u2064\ufeff\ufe00-\ufe0f\U000e0100-\U000e01ef]"
-ZERO_WIDTH_IN_WORD = re.compile(rf"(?<=[A-Za-z0-9{_CJK}]){ZERO_WIDTH}+(?=[A-Za-z0-9{_CJK}])")
+ZERO_WIDTH_IN_WORD = re.compile(rf"(?<=[A-Za-z0-9{CJK}]){ZERO_WIDTH}+(?=[A-Za-z0-9{CJK}])")
 # A bidi override (LRO/RLO) and the text it governs, up to its POP or the line's end.
 BIDI_OVERRIDE = re.compile("[\u202d\u202e][^\u202c\n]*\u202c?")
 # Unicode tag characters ("ASCII smuggling"), except the tag sequence of a flag emoji 🏴.
@@ -448,7 +449,7 @@ SENTENCE_END = re.compile(r"[。！？!?\n]+|\.(?=\s|$)")
 LINK = re.compile(
     r"(?:https?://|www\.)\S+|[\w.+-]+@[\w-]+\.\S+|\b[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}\b\S*"
 )
-WORD_CHAR = re.compile(rf"[\w{_CJK}]")
+WORD_CHAR = re.compile(rf"[\w{CJK}]")
 # Opening quotation marks and their closing ones.
 QUOTES = {
     "“": "”", "‘": "’", "「": "」", "『": "』", "《": "》", "«": "»", '"': '"', "'": "'",

@@ -3,8 +3,9 @@
 Owns how `sleuth.stages.injection` reads a text: the matching view with full-width
 characters folded and invisible ones removed (`_matching_view`, `_fold`, `_original`),
 the sentence holding a hit (`_sentence_of`), whether a hit is a mention (`_quoted`,
-`_introduced`) or discussed (`_discussed`), where hidden text is (`_hidden`) and the
-merging of spans (`_merge`). Which rules exist, the settings and the verdict stay in
+`_introduced`) or discussed (`_discussed`, `_cue`), where hidden text is (`_hidden`,
+`_tag_runs`) and the merging of spans (`_merge`); `query_injection` reads queries with
+the same helpers. Which rules exist, the settings and the verdict stay in
 `sleuth.stages.injection`, which imports from here (this module imports it back for
 types only). No I/O.
 """
@@ -12,7 +13,8 @@ types only). No I/O.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from sleuth.stages import injection_patterns as tables
@@ -46,13 +48,24 @@ def _original(positions: list[int] | None, index: int) -> int:
 def _discussed(view: str, sentence: tuple[int, int], compiled: _Compiled) -> bool:
     """Whether the sentence carries a discussion cue outside its links and addresses
     ("send it to https://help.example" is no example)."""
-    if compiled.cues is None:
-        return False
     start, end = sentence
     links = [match.span() for match in tables.LINK.finditer(view, start, end)]
+    return _cue(view, compiled.cues, start, end, links)
+
+
+def _cue(
+    view: str,
+    cues: re.Pattern[str] | None,
+    start: int,
+    end: int,
+    links: Sequence[tuple[int, int]],
+) -> bool:
+    """Whether a cue occurs in view[start:end] outside links ("evil.example" is no example)."""
+    if cues is None or start >= end:
+        return False
     return any(
-        not any(a <= cue.start() < b for a, b in links)
-        for cue in compiled.cues.finditer(view, start, end)
+        not any(a <= match.start() < b for a, b in links)
+        for match in cues.finditer(view, start, end)
     )
 
 
@@ -123,11 +136,7 @@ def _hidden(
             (m.start(), m.end(), "hidden_text:bidi_override")
             for m in tables.BIDI_OVERRIDE.finditer(text)
         )
-        found.extend(
-            (m.start(), m.end(), "hidden_text:tag_characters")
-            for m in tables.TAG_RUN.finditer(text)
-            if not (m.start() and text[m.start() - 1] == tables.BLACK_FLAG)  # a flag: 🏴 + tags
-        )
+        found.extend((m.start(), m.end(), "hidden_text:tag_characters") for m in _tag_runs(text))
     # a long run of whitespace has two spaces in a row or a tab, a line break, ...
     if not text.isascii() or "  " in text or not text.isprintable():
         for match in compiled.whitespace_run.finditer(text):
@@ -141,6 +150,13 @@ def _hidden(
             for m in tables.HTML_COMMENT.finditer(text)
         )
     return found
+
+
+def _tag_runs(text: str) -> Iterator[re.Match[str]]:
+    """Runs of Unicode tag characters in `text`, except a flag emoji's (🏴 + tags)."""
+    for match in tables.TAG_RUN.finditer(text):
+        if not (match.start() and text[match.start() - 1] == tables.BLACK_FLAG):
+            yield match
 
 
 def _merge(spans: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:

@@ -94,27 +94,34 @@ from sleuth.stages import injection_patterns as tables
 from sleuth.stages import query_injection_patterns as query_tables
 from sleuth.stages import query_injection_score
 from sleuth.stages.injection import DEFAULT as RESULT_DEFAULTS
-from sleuth.stages.injection import RulePattern
+from sleuth.stages.injection import RulePattern, _check_expressions, _copied, _rule_patterns
+from sleuth.stages.injection import _alternation as _alternated
 from sleuth.stages.injection_patterns import Rule
-from sleuth.stages.injection_text import _fold, _matching_view, _merge, _original, _quoted
+from sleuth.stages.injection_text import (
+    _cue,
+    _fold,
+    _matching_view,
+    _merge,
+    _original,
+    _quoted,
+    _tag_runs,
+)
 from sleuth.stages.query_injection_score import ScoreSettings, attack_clauses, scored_orders
 from sleuth.stages.query_injection_text import (
     _BASE64,
-    _CJK_RUN,
     _SECOND_PERSON,
     _SENTENCE_OR_COLON_STOP,
     _SENTENCE_STOP,
     _USER_TURN,
     _clause_of,
     _closing,
-    _cue,
     _decoded_base64,
     _kept_clauses,
     _stop,
     _trimmed,
     _views,
 )
-from sleuth.text import language_of
+from sleuth.text import CJK_RUN, language_of
 
 __all__ = [
     "DEFAULT",
@@ -136,12 +143,6 @@ HIDDEN_BASE64_RULE = "hidden_text:base64"
 _ADDRESSED: Rule = "addressed_to_agent"
 
 
-def _filled(regex: str) -> str:
-    for placeholder, fragment in tables.FRAGMENTS.items():
-        regex = regex.replace(placeholder, fragment)
-    return regex
-
-
 def _default_patterns() -> dict[str, dict[Rule, list[RulePattern]]]:
     """The result-side patterns, then the query-only ones, per language and rule."""
     merged: dict[str, dict[Rule, list[RulePattern]]] = {
@@ -150,15 +151,8 @@ def _default_patterns() -> dict[str, dict[Rule, list[RulePattern]]]:
     }
     for language, rules in query_tables.PATTERNS.items():
         for rule, entries in rules.items():
-            merged.setdefault(language, {}).setdefault(rule, []).extend(
-                RulePattern(regex=_filled(regex), keywords=tuple(words.split()))
-                for words, regex in entries
-            )
+            merged.setdefault(language, {}).setdefault(rule, []).extend(_rule_patterns(entries))
     return merged
-
-
-def _copied(table: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
-    return {language: list(entries) for language, entries in table.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,23 +272,7 @@ class QueryInjectionSettings(BaseModel):
     @field_validator("patterns", "topic_cues", "framing_cues", "human_roles", "lead_ins")
     @classmethod
     def _valid_expressions(cls, value: Mapping[str, Any], info: Any) -> Mapping[str, Any]:
-        def check(where: str, expressions: Iterable[RulePattern | str]) -> None:
-            for index, expression in enumerate(expressions):
-                regex = expression.regex if isinstance(expression, RulePattern) else expression
-                try:
-                    re.compile(regex)
-                except re.error as error:
-                    raise ValueError(
-                        f"{info.field_name}.{where}[{index}] is not a valid regular "
-                        f"expression: {error}"
-                    ) from None
-
-        for language, entry in value.items():
-            if isinstance(entry, Mapping):
-                for rule, expressions in entry.items():
-                    check(f"{language}.{rule}", expressions)
-            else:
-                check(language, entry)
+        _check_expressions(info.field_name, value)
         return value
 
     @field_validator("fallback")
@@ -309,8 +287,8 @@ class QueryInjectionSettings(BaseModel):
 
 
 def _alternation(table: Mapping[str, Sequence[str]]) -> re.Pattern[str] | None:
-    expressions = [f"(?:{entry})" for entries in table.values() for entry in entries if entry]
-    return re.compile("|".join(expressions), re.I) if expressions else None
+    expressions = _alternated(entry for entries in table.values() for entry in entries)
+    return re.compile(expressions, re.I) if expressions else None
 
 
 def _compile(settings: QueryInjectionSettings) -> _Compiled:
@@ -326,8 +304,8 @@ def _compile(settings: QueryInjectionSettings) -> _Compiled:
         for entry in entries
     )
     words = [word for entries in settings.meta_words.values() for word in entries]
-    latin = frozenset(_fold(word) for word in words if not _CJK_RUN.search(word))
-    cjk = sorted((word for word in words if _CJK_RUN.search(word)), key=len, reverse=True)
+    latin = frozenset(_fold(word) for word in words if not CJK_RUN.search(word))
+    cjk = sorted((word for word in words if CJK_RUN.search(word)), key=len, reverse=True)
     lead_ins = [entry for entries in settings.lead_ins.values() for entry in entries if entry]
     return _Compiled(
         patterns=patterns,
@@ -559,9 +537,7 @@ def smuggled_text(query: str) -> str:
     ''
     """
     found: list[str] = []
-    for match in tables.TAG_RUN.finditer(query):
-        if match.start() and query[match.start() - 1] == tables.BLACK_FLAG:
-            continue
+    for match in _tag_runs(query):
         decoded = "".join(
             chr(ord(char) - 0xE0000) for char in match.group() if 0xE0020 <= ord(char) <= 0xE007E
         )

@@ -57,9 +57,11 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from sleuth.stages import query_injection_features as tables
+from sleuth.stages.injection import _check_expressions
 from sleuth.stages.injection_patterns import LINK
 from sleuth.stages.query_injection_features import Feature
-from sleuth.stages.query_injection_text import _CJK_RUN, _CLAUSE
+from sleuth.stages.query_injection_text import _CLAUSE
+from sleuth.text import CJK_RUN
 
 __all__ = [
     "DEFAULT",
@@ -139,16 +141,7 @@ class ScoreSettings(BaseModel):
     def _valid_expressions(
         cls, value: dict[str, dict[Feature, list[str]]]
     ) -> dict[str, dict[Feature, list[str]]]:
-        for language, by_feature in value.items():
-            for feature, entries in by_feature.items():
-                for index, entry in enumerate(entries):
-                    try:
-                        re.compile(entry)
-                    except re.error as error:
-                        raise ValueError(
-                            f"features.{language}.{feature}[{index}] is not a valid regular "
-                            f"expression: {error}"
-                        ) from None
+        _check_expressions("features", value)
         return value
 
     def model_post_init(self, context: Any, /) -> None:
@@ -208,7 +201,7 @@ def scored_orders(text: str, settings: ScoreSettings | None = None) -> list[tupl
     if score.total < settings.threshold:
         return []
     attack = _attack(score)
-    chinese = any(_CJK_RUN.search(text, clause.start, clause.end) for clause in attack)
+    chinese = any(CJK_RUN.search(text, clause.start, clause.end) for clause in attack)
     reason = f"scored:{'zh' if chinese else 'en'}"
     return [(reason, clause.start, clause.end) for clause in attack]
 

@@ -4,8 +4,8 @@ Owns how `sleuth.stages.query_injection` reads a query: the extra views the patt
 and the score read (look-alike letters of other scripts folded, leetspeak undone,
 letters split by spaces or dots joined, the text reversed or rot13 undone when that
 makes it read as English, quoted pieces joined; base64 decoded), clauses
-(`_clause_of`) and whether a cue sits in one (`_cue`), how far a role tag or hijack reaches
-(`_closing`, `_stop`), and how the neutral query is made from what is left
+(`_clause_of`; whether a cue sits in one is `injection_text._cue`), how far a role tag
+or hijack reaches (`_closing`, `_stop`), and how the neutral query is made from what is left
 (`_kept_clauses`, `_residue`, `_trimmed`). Which patterns exist, the settings and the
 verdict stay in `sleuth.stages.query_injection`, which imports from here (this module
 imports it back for types only). No I/O.
@@ -16,10 +16,11 @@ from __future__ import annotations
 import base64
 import codecs
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from sleuth.stages.injection_text import _fold, _original
+from sleuth.text import CJK_RUN
 
 if TYPE_CHECKING:
     from sleuth.stages.query_injection import _Compiled
@@ -37,7 +38,6 @@ _SENTENCE_OR_COLON_STOP = re.compile(r"[。！？!?\n:：]|\.(?=\s|$)")
 _SECOND_PERSON = re.compile(
     r"\b(?:you|your|yours|yourself|yourselves|you['’](?:re|ve|ll|d))\b|[你您]", re.I
 )
-_CJK_RUN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _EDGE_PUNCTUATION = "\x00 \t,.;:!?，。；：！？、\"'“”‘’()（）[]【】《》-–—"
 _TRAILING_CONNECTOR = re.compile(r"(?:\s+(?:and|then|but|or)|然后|并且|接着)$", re.I)
@@ -130,22 +130,6 @@ def _decoded_base64(token: str) -> str:
     return text if text.isprintable() and any(char.isalpha() for char in text) else ""
 
 
-def _cue(
-    view: str,
-    cues: re.Pattern[str] | None,
-    start: int,
-    end: int,
-    links: Sequence[tuple[int, int]],
-) -> bool:
-    """Whether a cue occurs in view[start:end] outside links ("evil.example" is no example)."""
-    if cues is None or start >= end:
-        return False
-    return any(
-        not any(a <= match.start() < b for a, b in links)
-        for match in cues.finditer(view, start, end)
-    )
-
-
 def _clause_of(view: str, start: int, end: int) -> tuple[int, int]:
     """(start, end) of the clause around view[start:end]: from the last clause break
     before it to the first one after it."""
@@ -203,12 +187,12 @@ def _residue(piece: str, compiled: _Compiled) -> bool:
     """Whether a leftover clause speaks to the assistant or holds only meta words."""
     if _SECOND_PERSON.search(piece):
         return True
-    chinese = "".join(_CJK_RUN.findall(piece))
+    chinese = "".join(CJK_RUN.findall(piece))
     if compiled.meta_cjk is not None:
         chinese = compiled.meta_cjk.sub("", chinese)
     if chinese:
         return False
-    words = _WORD.findall(_fold(_CJK_RUN.sub(" ", piece)))
+    words = _WORD.findall(_fold(CJK_RUN.sub(" ", piece)))
     return all(word in compiled.meta_words for word in words)
 
 
@@ -222,6 +206,3 @@ def _trimmed(need: str, compiled: _Compiled) -> str:
         if compiled.lead_in is not None:
             need = compiled.lead_in.sub("", need)
     return _ARTICLE.sub("", need, count=1) if _ARTICLE.match(need) else need
-
-
-# --- hidden text --------------------------------------------------------------------------

@@ -47,14 +47,13 @@ How sentences are chosen:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import Citation, ResultItem, SummarySentence
-from sleuth.text import sentence_spans, tokens
+from sleuth.text import CJK_RUN, sentence_spans, tokens
 
 __all__ = ["SummarySettings", "summarize"]
 
@@ -64,8 +63,6 @@ __all__ = ["SummarySettings", "summarize"]
 _ENDS = "。！？!?."
 _CLOSING = "\"'”’)]）」』"
 _CONTINUATION = "…,;:，；：、)]）"
-_HAS_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _ASCII_NON_LETTERS = bytes(code for code in range(128) if not chr(code).isalpha())
 
 
@@ -240,9 +237,9 @@ def _language(text: str) -> str:
     """The rule of `sleuth.text.language_of` ('zh' when Chinese characters are at least
     30% of the letters), counted with C-level string operations instead of a loop over
     characters; letters outside ASCII and Chinese (é, ß) are not counted."""
-    if not _HAS_CJK.search(text):
+    if not CJK_RUN.search(text):
         return "en"
-    chinese = len(text) - len(_CJK_RUN.sub("", text))
+    chinese = len(text) - len(CJK_RUN.sub("", text))
     latin = len(text.encode("ascii", "ignore").translate(None, _ASCII_NON_LETTERS))
     return "zh" if chinese / (chinese + latin) >= 0.3 else "en"
 

@@ -39,7 +39,7 @@ import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -73,17 +73,21 @@ def _utc(seconds: float | None) -> datetime | None:
     return None if seconds is None else datetime.fromtimestamp(seconds, UTC)
 
 
+def _task_event(event: EventRecord) -> TaskEvent:
+    return TaskEvent(
+        seq=event.seq,
+        at=datetime.fromtimestamp(event.at, UTC),
+        kind=event.kind,
+        detail={**event.detail},
+    )
+
+
 def task_from_record(record: TaskRecord, events: list[EventRecord] | None = None) -> Task:
     """The contract's view of a stored task (no tenant, lease or worker)."""
     return Task(
         task_id=record.task_id,
         status=record.status,
-        events=[
-            TaskEvent(
-                seq=e.seq, at=datetime.fromtimestamp(e.at, UTC), kind=e.kind, detail={**e.detail}
-            )
-            for e in events or []
-        ],
+        events=[_task_event(event) for event in events or []],
         result=SearchResponse.model_validate(record.result) if record.result else None,
         error=ErrorInfo.model_validate(record.error) if record.error else None,
         created_at=datetime.fromtimestamp(record.created_at, UTC),
@@ -154,7 +158,6 @@ class _Running:
     record: TaskRecord
     search: asyncio.Task[SearchResponse]
     stop: Stop | None = None
-    keeper: asyncio.Task[None] | None = field(default=None)
 
 
 class TaskRunner:
@@ -192,7 +195,8 @@ class TaskRunner:
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._clock = clock
         self._wake = asyncio.Event()
-        self._changed: dict[str, asyncio.Event] = {}
+        # Per task, one event per `follow` in progress, set when the task changes here.
+        self._followers: dict[str, set[asyncio.Event]] = {}
         self._running: dict[str, _Running] = {}
         self._loops: list[asyncio.Task[None]] = []
         self._stopping = asyncio.Event()
@@ -274,29 +278,31 @@ class TaskRunner:
         """The task's events after `after`, as they happen, until it is finished."""
         await self._owned(task_id, tenant)
         seen = after
-        while True:
-            changed = self._changed.setdefault(task_id, asyncio.Event())
-            changed.clear()
-            # The task before its events: when it is terminal, its "done" (stored with
-            # the terminal state) is among the events read next, so nothing is missed.
-            record = await self.store.get_task(task_id)
-            for event in await self.store.task_events(task_id, seen):
-                seen = event.seq
-                yield TaskEvent(
-                    seq=event.seq,
-                    at=datetime.fromtimestamp(event.at, UTC),
-                    kind=event.kind,
-                    detail={**event.detail},
+        changed = asyncio.Event()
+        followers = self._followers.setdefault(task_id, set())
+        followers.add(changed)
+        try:
+            while True:
+                changed.clear()
+                # The task before its events: when it is terminal, its "done" (stored
+                # with the terminal state) is among the events read next: none is missed.
+                record = await self.store.get_task(task_id)
+                for event in await self.store.task_events(task_id, seen):
+                    seen = event.seq
+                    yield _task_event(event)
+                if record is None or record.status in ("success", "failed"):
+                    return
+                # Woken at once by this process's workers, or by the store when another
+                # process appends (Redis); otherwise after poll_s.
+                await _first_of(
+                    changed.wait(),
+                    self.store.wait_task_events(task_id, seen, self.settings.poll_s),
+                    timeout_s=self.settings.poll_s,
                 )
-            if record is None or record.status in ("success", "failed"):
-                return
-            # Woken at once by this process's workers, or by the store when another
-            # process appends (Redis); otherwise after poll_s.
-            await _first_of(
-                changed.wait(),
-                self.store.wait_task_events(task_id, seen, self.settings.poll_s),
-                timeout_s=self.settings.poll_s,
-            )
+        finally:
+            followers.discard(changed)
+            if not followers:
+                self._followers.pop(task_id, None)
 
     async def _owned(self, task_id: str, tenant: str) -> TaskRecord:
         record = await self.store.get_task(task_id)
@@ -306,8 +312,8 @@ class TaskRunner:
         return record
 
     def _notify(self, task_id: str) -> None:
-        if (event := self._changed.get(task_id)) is not None:
-            event.set()
+        for changed in self._followers.get(task_id, ()):
+            changed.set()
 
     # --- workers ---------------------------------------------------------------------
 
@@ -397,7 +403,7 @@ class TaskRunner:
                 )
             running = _Running(record, search)
             self._running[record.task_id] = running
-            running.keeper = asyncio.create_task(self._keep_lease(running))
+            keeper = asyncio.create_task(self._keep_lease(running))
             response: SearchResponse | None = None
             error_info: ErrorInfo | None = None
             try:
@@ -411,7 +417,7 @@ class TaskRunner:
                 log.exception("task %s failed unexpectedly", record.task_id)
                 error_info = SearchError(f"internal error: {type(exc).__name__}: {exc}").info()
             finally:
-                running.keeper.cancel()
+                keeper.cancel()
                 self._running.pop(record.task_id, None)
             if running.stop == "lease_lost":
                 return  # another worker owns it now

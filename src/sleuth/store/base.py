@@ -60,8 +60,10 @@ __all__ = [
     "TaskState",
     "TaskStore",
     "cache_key",
+    "done_events",
     "entry_for",
     "events_after_a_wait",
+    "finished_status",
 ]
 
 BreakerState = Literal["closed", "open", "half_open"]
@@ -374,6 +376,16 @@ class TaskStore(Protocol):
         """Delete finished tasks (and their events) that finished before the time
         given; returns how many. Pending and running tasks are never expired."""
         ...
+
+
+def finished_status(error: Mapping[str, Any] | None) -> TaskState:
+    """The status `finish_task` gives: failed when there is an error, else success."""
+    return "failed" if error is not None else "success"
+
+
+def done_events(done: tuple[str, Mapping[str, Any]] | None, at: float) -> list[NewEvent]:
+    """A terminal transition's `done` (kind, detail) as the events it appends at `at`."""
+    return [] if done is None else [(done[0], done[1], at)]
 
 
 async def events_after_a_wait(

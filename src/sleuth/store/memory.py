@@ -30,7 +30,9 @@ from sleuth.store.base import (
     NewEvent,
     Take,
     TaskRecord,
+    done_events,
     events_after_a_wait,
+    finished_status,
 )
 
 __all__ = ["MemoryStore"]
@@ -201,7 +203,7 @@ class MemoryStore:
         error: Mapping[str, Any] | None = None,
         done: tuple[str, Mapping[str, Any]] | None = None,
     ) -> bool:
-        last = _new_events(done, now)  # copied first: a bad detail changes nothing
+        last = _copied(done_events(done, now))  # copied first: a bad detail changes nothing
         with self._lock:
             task = self._held(task_id, worker)
             if task is None:
@@ -210,7 +212,7 @@ class MemoryStore:
             self._tasks[task_id] = _copy(
                 replace(
                     task,
-                    status="failed" if error is not None else "success",
+                    status=finished_status(error),
                     result=result,
                     error=error,
                     finished_at=now,
@@ -238,7 +240,7 @@ class MemoryStore:
         *,
         done: tuple[str, Mapping[str, Any]] | None = None,
     ) -> TaskRecord | None:
-        last = _new_events(done, now)
+        last = _copied(done_events(done, now))
         with self._lock:
             task = self._tasks.get(task_id)
             if task is None:
@@ -264,7 +266,7 @@ class MemoryStore:
         return (await self.append_events(task_id, [(kind, detail, at)]))[0]
 
     async def append_events(self, task_id: str, events: Sequence[NewEvent]) -> list[int]:
-        copied = [(kind, _json_copy(detail), at) for kind, detail, at in events]
+        copied = _copied(events)
         with self._lock:
             return self._append(task_id, copied)
 
@@ -329,9 +331,9 @@ class MemoryStore:
         return len(doomed)
 
 
-def _new_events(done: tuple[str, Mapping[str, Any]] | None, at: float) -> list[NewEvent]:
-    """A terminal transition's `done` as events to append (copied), or none."""
-    return [] if done is None else [(done[0], _json_copy(done[1]), at)]
+def _copied(events: Sequence[NewEvent]) -> list[NewEvent]:
+    """The events with their details copied, ready for `_append`."""
+    return [(kind, _json_copy(detail), at) for kind, detail, at in events]
 
 
 def _json_copy(value: Mapping[str, Any]) -> dict[str, Any]:

@@ -59,7 +59,15 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
 from sleuth.store import redis_lua as lua
-from sleuth.store.base import TERMINAL, EventRecord, NewEvent, TaskRecord, TaskState
+from sleuth.store.base import (
+    TERMINAL,
+    EventRecord,
+    NewEvent,
+    TaskRecord,
+    TaskState,
+    done_events,
+    finished_status,
+)
 from sleuth.store.redis_lua import Script, pairs
 
 __all__ = ["RedisTasks"]
@@ -182,7 +190,7 @@ class RedisTasks:
         error: Mapping[str, Any] | None = None,
         done: tuple[str, Mapping[str, Any]] | None = None,
     ) -> bool:
-        status = "failed" if error is not None else "success"
+        status = finished_status(error)
         base = self._base(task_id)
         keys = [f"{base}task:{task_id}", f"{base}running", f"{base}done:{status}"]
         keys.append(f"{base}events:{task_id}")
@@ -193,7 +201,7 @@ class RedisTasks:
             fields += ["error", _dumps(error)]
         args: list[Any] = [task_id, worker, repr(now), status, self._task_ttl_ms]
         args += [repr(now - self._task_ttl_s), len(fields), *fields]
-        args += _event_args([] if done is None else [(*done, now)])
+        args += _event_args(done_events(done, now))
         found = await self._eval(lua.FINISH, keys, args)
         if not found:
             return False
@@ -222,7 +230,7 @@ class RedisTasks:
         keys = [f"{base}task:{task_id}", f"{base}pending", f"{base}done:failed"]
         keys.append(f"{base}events:{task_id}")
         args: list[Any] = [task_id, repr(now), _dumps(error), self._task_ttl_ms]
-        args += _event_args([] if done is None else [(*done, now)])
+        args += _event_args(done_events(done, now))
         found = await self._eval(lua.CANCEL, keys, args)
         if not found:
             return None
@@ -251,10 +259,9 @@ class RedisTasks:
         return _events(await self._redis.execute_command("XRANGE", key, f"{after + 1}-0", "+"))
 
     async def wait_task_events(
-        self, task_id: str, after: int = 0, timeout_s: float = 15.0
+        self, task_id: str, after: int = 0, timeout_s: float = 1.0
     ) -> list[EventRecord]:
-        """Like `task_events`, but when there is none yet, wait up to `timeout_s` for
-        one appended by any replica (XREAD BLOCK); [] when none came."""
+        # XREAD BLOCK: an XADD from any replica wakes it.
         key = f"{self._base(task_id)}events:{task_id}"
         block_ms = max(1, round(timeout_s * 1000))
         read = await self._redis.execute_command(

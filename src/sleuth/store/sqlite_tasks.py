@@ -23,7 +23,9 @@ from sleuth.store.base import (
     KeyRecord,
     NewEvent,
     TaskRecord,
+    done_events,
     events_after_a_wait,
+    finished_status,
 )
 
 __all__ = ["TASK_SCHEMA", "TaskTables", "immediate"]
@@ -166,9 +168,9 @@ class TaskTables:
         error: Mapping[str, Any] | None = None,
         done: tuple[str, Mapping[str, Any]] | None = None,
     ) -> bool:
-        status = "failed" if error is not None else "success"
+        status = finished_status(error)
         values = (status, _json_or_none(result), _json_or_none(error), now, now, task_id, worker)
-        last = _event_rows([] if done is None else [(*done, now)])
+        last = _event_rows(done_events(done, now))
 
         def finish(conn: sqlite3.Connection) -> bool:
             with immediate(conn):
@@ -204,7 +206,7 @@ class TaskTables:
         *,
         done: tuple[str, Mapping[str, Any]] | None = None,
     ) -> TaskRecord | None:
-        last = _event_rows([] if done is None else [(*done, now)])
+        last = _event_rows(done_events(done, now))
 
         def cancel(conn: sqlite3.Connection) -> TaskRecord | None:
             with immediate(conn):

@@ -45,7 +45,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sleuth.contract import TimeRange
-from sleuth.errors import BadResponse, ConfigError
+from sleuth.errors import ConfigError
 from sleuth.providers.base import (
     HttpRequest,
     Provider,
@@ -53,10 +53,8 @@ from sleuth.providers.base import (
     ProviderQuery,
     ProviderSettings,
     RawHit,
-    check_status,
-    expect_object,
 )
-from sleuth.providers.mapping import FieldMapping, hit_from, records
+from sleuth.providers.mapping import FieldMapping, hit_from, json_records
 
 INFO = ProviderInfo(
     name="duckduckgo",
@@ -120,16 +118,8 @@ def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpReque
 def parse_response(
     status: int, headers: Mapping[str, str], body: Any, mapping: FieldMapping
 ) -> list[RawHit]:
-    check_status(INFO.name, status, headers, body)
-    payload = expect_object(INFO.name, body)
-    found = records(mapping, payload)
-    if found is None:
-        raise BadResponse(
-            f"duckduckgo answered JSON whose `{mapping.results}` is not a list",
-            provider=INFO.name,
-            http_status=status,
-        )
-    hits = [hit_from(mapping, entry) for entry in found if isinstance(entry, Mapping)]
+    _, found = json_records(INFO.name, status, headers, body, mapping)
+    hits = [hit_from(mapping, entry) for entry in found]
     # A block of the results page that is not a result (ddgs matches every
     # div whose class contains "body") comes back with every field "": no hit at all.
     return [hit for hit in hits if hit.url or hit.title or hit.snippet]

@@ -54,7 +54,6 @@ from typing import Any
 from sleuth.contract import TimeRange
 from sleuth.errors import (
     AuthFailed,
-    BadResponse,
     ConfigError,
     MissingApiKey,
     ProviderError,
@@ -70,11 +69,9 @@ from sleuth.providers.base import (
     ProviderQuery,
     ProviderSettings,
     RawHit,
-    check_status,
-    expect_object,
     retry_after_s,
 )
-from sleuth.providers.mapping import FieldMapping, hit_from, records
+from sleuth.providers.mapping import FieldMapping, hit_from, json_records
 
 INFO = ProviderInfo(
     name="exa",
@@ -183,18 +180,13 @@ def parse_response(
 ) -> list[RawHit]:
     if not 200 <= status < 300 and _is_error_envelope(body):
         raise _api_error(status, headers, body)
-    check_status(INFO.name, status, headers, body)
-    payload = expect_object(INFO.name, body)
-    found = records(mapping, payload)
-    if found is None:
-        error = payload.get("error")
-        detail = f": {' '.join(str(error).split())[:200]}" if error else ""
-        raise BadResponse(
-            f"exa answered JSON whose `{mapping.results}` is not a list{detail}",
-            provider=INFO.name,
-            http_status=status,
-        )
-    return [hit_from(mapping, entry) for entry in found if isinstance(entry, Mapping)]
+    _, found = json_records(INFO.name, status, headers, body, mapping, _error_suffix)
+    return [hit_from(mapping, entry) for entry in found]
+
+
+def _error_suffix(payload: Mapping[str, Any]) -> str:
+    error = payload.get("error")
+    return f": {' '.join(str(error).split())[:200]}" if error else ""
 
 
 def _is_error_envelope(body: Any) -> bool:

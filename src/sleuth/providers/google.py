@@ -62,11 +62,9 @@ from sleuth.providers.base import (
     ProviderQuery,
     ProviderSettings,
     RawHit,
-    check_status,
-    expect_object,
     retry_after_s,
 )
-from sleuth.providers.mapping import FieldMapping, hit_from, lookup, records
+from sleuth.providers.mapping import FieldMapping, hit_from, json_records, lookup
 
 INFO = ProviderInfo(
     name="google",
@@ -162,22 +160,14 @@ def parse_response(
 ) -> list[RawHit]:
     if isinstance(body, Mapping) and isinstance(body.get("error"), Mapping):
         raise _api_error(body["error"], status, headers)
-    check_status(INFO.name, status, headers, body)
-    payload = expect_object(INFO.name, body)
-    found = records(mapping, payload)
-    if found is None:
-        raise BadResponse(
-            f"google answered JSON whose `{mapping.results}` is not a list",
-            provider=INFO.name,
-            http_status=status,
-        )
+    payload, found = json_records(INFO.name, status, headers, body, mapping)
     if not found and not any(key in payload for key in ("kind", "queries", "searchInformation")):
         raise BadResponse(
             "google answered a JSON object that is not a search response",
             provider=INFO.name,
             http_status=status,
         )
-    return [_dated(mapping, entry) for entry in found if isinstance(entry, Mapping)]
+    return [_dated(mapping, entry) for entry in found]
 
 
 def _dated(mapping: FieldMapping, entry: Mapping[str, Any]) -> RawHit:

@@ -29,13 +29,14 @@ Paths are dot-separated keys with optional `[n]` indexes; a key may contain `:`
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from sleuth.providers.base import RawHit
+from sleuth.errors import BadResponse
+from sleuth.providers.base import RawHit, check_status, expect_object
 
 UnifiedField = Literal["url", "title", "snippet", "published_at"]
 
@@ -163,3 +164,30 @@ def apply(mapping: FieldMapping, body: Any) -> list[RawHit]:
     """Every record of the body as a `RawHit`; non-object records are skipped."""
     found = records(mapping, body) or []
     return [hit_from(mapping, record) for record in found if isinstance(record, Mapping)]
+
+
+def json_records(
+    provider: str,
+    status: int,
+    headers: Mapping[str, str],
+    body: Any,
+    mapping: FieldMapping,
+    detail: Callable[[Mapping[str, Any]], str] = lambda payload: "",
+) -> tuple[Mapping[str, Any], list[Mapping[str, Any]]]:
+    """The common start of `parse_response`: the body (a JSON object) and the object
+    records of its result list.
+
+    A non-2xx status raises the contract error (`check_status`), a body that is not a
+    JSON object or has no list at `mapping.results` a `BadResponse`, with `detail(body)`
+    appended to its message. Each provider keeps its own checks before and after.
+    """
+    check_status(provider, status, headers, body)
+    payload = expect_object(provider, body)
+    found = records(mapping, payload)
+    if found is None:
+        raise BadResponse(
+            f"{provider} answered JSON whose `{mapping.results}` is not a list{detail(payload)}",
+            provider=provider,
+            http_status=status,
+        )
+    return payload, [record for record in found if isinstance(record, Mapping)]

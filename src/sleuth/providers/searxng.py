@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sleuth.contract import TimeRange
-from sleuth.errors import AuthFailed, BadResponse, ConfigError, ProviderUnavailable
+from sleuth.errors import AuthFailed, ConfigError, ProviderUnavailable
 from sleuth.providers.base import (
     HttpRequest,
     Provider,
@@ -36,10 +36,8 @@ from sleuth.providers.base import (
     ProviderQuery,
     ProviderSettings,
     RawHit,
-    check_status,
-    expect_object,
 )
-from sleuth.providers.mapping import FieldMapping, hit_from, records
+from sleuth.providers.mapping import FieldMapping, hit_from, json_records
 
 INFO = ProviderInfo(
     name="searxng",
@@ -104,16 +102,8 @@ def parse_response(
             provider=INFO.name,
             http_status=status,
         )
-    check_status(INFO.name, status, headers, body)
-    payload = expect_object(INFO.name, body)
-    found = records(mapping, payload)
-    if found is None:
-        raise BadResponse(
-            f"searxng answered JSON whose `{mapping.results}` is not a list",
-            provider=INFO.name,
-            http_status=status,
-        )
-    hits = [hit_from(mapping, entry) for entry in found if isinstance(entry, Mapping)]
+    payload, found = json_records(INFO.name, status, headers, body, mapping)
+    hits = [hit_from(mapping, entry) for entry in found]
     if not hits:
         _raise_if_every_engine_failed(payload.get("unresponsive_engines"), status)
     return hits

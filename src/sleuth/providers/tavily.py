@@ -55,7 +55,6 @@ from typing import Any
 from sleuth.contract import TimeRange
 from sleuth.errors import (
     AuthFailed,
-    BadResponse,
     ConfigError,
     MissingApiKey,
     ProviderError,
@@ -71,11 +70,9 @@ from sleuth.providers.base import (
     ProviderQuery,
     ProviderSettings,
     RawHit,
-    check_status,
-    expect_object,
     retry_after_s,
 )
-from sleuth.providers.mapping import FieldMapping, hit_from, records
+from sleuth.providers.mapping import FieldMapping, hit_from, json_records
 
 INFO = ProviderInfo(
     name="tavily",
@@ -166,18 +163,13 @@ def parse_response(
         if detail is not None:
             raise _api_error(status, headers, detail)
     # Not Tavily's envelope (a proxy's HTML page, say): the generic mapping.
-    check_status(INFO.name, status, headers, body)
-    payload = expect_object(INFO.name, body)
-    found = records(mapping, payload)
-    if found is None:
-        detail = _error_detail(payload)
-        raise BadResponse(
-            f"tavily answered JSON whose `{mapping.results}` is not a list"
-            + (f": {detail}" if detail else ""),
-            provider=INFO.name,
-            http_status=status,
-        )
-    return [hit_from(mapping, entry) for entry in found if isinstance(entry, Mapping)]
+    _, found = json_records(INFO.name, status, headers, body, mapping, _error_suffix)
+    return [hit_from(mapping, entry) for entry in found]
+
+
+def _error_suffix(payload: Mapping[str, Any]) -> str:
+    detail = _error_detail(payload)
+    return f": {detail}" if detail else ""
 
 
 def _api_error(status: int, headers: Mapping[str, str], detail: str) -> ProviderError:

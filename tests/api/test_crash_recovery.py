@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -18,17 +17,11 @@ from typing import Any
 
 import httpx
 import yaml
+from live import free_port, wait_ready
 
 from fault_server import FaultServer
 
 TASKS = 200
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def service_config(tmp_path: Path, provider_url: str) -> Path:
@@ -55,16 +48,7 @@ def sleuth_serve(config: Path, port: int, log: Path) -> Iterator[subprocess.Pope
             [*command, "--port", str(port)], stdout=out, stderr=subprocess.STDOUT
         )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert process.poll() is None, log.read_text(encoding="utf-8")
-            assert time.monotonic() < deadline, "the server did not become ready"
-            time.sleep(0.1)
+        wait_ready(f"http://127.0.0.1:{port}", process, why=lambda: log.read_text(encoding="utf-8"))
         yield process
     finally:
         if process.poll() is None:

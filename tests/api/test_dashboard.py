@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,8 +13,8 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from hostile import QUERY, failing, hostile_brave, recorded, write_cassette
+from live import uvicorn_thread
 from test_http import make_key, serving, settings
 
 from sleuth.api.http import create_app
@@ -109,22 +108,8 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Any]]:
     cassette = write_cassette(tmp_path / "dashboard.jsonl", lines)
     conf = settings(tmp_path, replay=cassette, retry={"max_attempts": 1})
     app = create_app(conf, bound_host="127.0.0.1")
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_level="warning", ws="none", http="h11", lifespan="on"
-    )
-    uv = uvicorn.Server(config)
-    thread = threading.Thread(target=uv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not uv.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    port = uv.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}", app
-    finally:
-        uv.should_exit = True
-        thread.join(10)
+    with uvicorn_thread(app) as base:
+        yield base, app
 
 
 def run_searches(base: str) -> None:

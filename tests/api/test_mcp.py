@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 import sys
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,8 +14,8 @@ import anyio
 import httpx
 import httpx2
 import pytest
-import uvicorn
 from fastapi import FastAPI
+from live import uvicorn_thread
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
@@ -184,22 +182,8 @@ def served() -> Iterator[str]:
     app = FastAPI(lifespan=lifespan)
     app.router.routes.append(Route("/mcp", endpoint=mcp))
 
-    config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_level="warning", ws="none", http="h11", lifespan="on"
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    with uvicorn_thread(app) as base:
+        yield f"{base}/mcp"
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])

@@ -4,30 +4,21 @@ documented schema. Real process, providers replayed; examples bounded to keep it
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 import schemathesis
 import yaml
 from hypothesis import HealthCheck, given, settings
+from live import free_port, wait_ready
 from schemathesis import Case
 from schemathesis.checks import positive_data_acceptance
 from schemathesis.schemas import BaseSchema
 
 WEB = Path(__file__).parents[1] / "data" / "web.jsonl"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def command_for(*args: str) -> list[str]:
@@ -59,7 +50,7 @@ def live_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Base
         check=True,
     )
     key = made.stdout.strip()
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     command = [*command_for("serve"), "--config", str(config)]
     log = (folder / "serve.log").open("wb")
@@ -67,14 +58,7 @@ def live_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Base
         [*command, "--port", str(port), "--replay", str(WEB)], stdout=log, stderr=log
     )
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                assert server.poll() is None and time.monotonic() < deadline
-                time.sleep(0.1)
+        wait_ready(base, server)
         yield schemathesis.openapi.from_url(f"{base}/openapi.json"), key
     finally:
         server.terminate()

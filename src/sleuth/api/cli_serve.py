@@ -23,9 +23,10 @@ import logging
 import signal
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
@@ -36,7 +37,7 @@ from sleuth.config import Settings, load_settings
 from sleuth.errors import SearchError
 from sleuth.gateway import Sleuth
 from sleuth.service_settings import is_loopback
-from sleuth.store import KeyRecord, open_store
+from sleuth.store import Store, open_store
 from sleuth.tasks import TaskRunner
 
 __all__ = ["keys_app", "run_worker", "serve_command", "worker_command"]
@@ -198,6 +199,22 @@ def _on_signals(stop: asyncio.Event, hurry: asyncio.Event) -> None:
         loop.add_signal_handler(sig, received, sig.name)
 
 
+_T = TypeVar("_T")
+
+
+def _on_store(settings: Settings, use: Callable[[Store], Awaitable[_T]]) -> _T:
+    """`use(store)` on the configured store, opened for it and closed after."""
+
+    async def run() -> _T:
+        store = open_store(settings.store)
+        try:
+            return await use(store)
+        finally:
+            await store.aclose()
+
+    return asyncio.run(run())
+
+
 @keys_app.command("create")
 def create(
     tenant: Annotated[str, typer.Option("--tenant", help="Whose key: tasks are per tenant.")],
@@ -207,16 +224,10 @@ def create(
     """Make a key and print it once; only its hash is stored."""
     settings = load_settings(config)
 
-    async def make() -> str:
-        store = open_store(settings.store)
-        try:
-            key, _ = await keys.create_key(store, tenant, name=name, now=time.time())
-        finally:
-            await store.aclose()
-        return key
-
     try:
-        key = asyncio.run(make())
+        key, _ = _on_store(
+            settings, lambda store: keys.create_key(store, tenant, name=name, now=time.time())
+        )
     except SearchError as exc:
         _err(exc.message)
         raise typer.Exit(2) from None
@@ -235,16 +246,8 @@ def list_keys(
 ) -> None:
     """List keys by prefix (never the keys themselves)."""
     settings = load_settings(config)
-
-    async def read() -> list[KeyRecord]:
-        store = open_store(settings.store)
-        try:
-            return await store.list_keys(tenant)
-        finally:
-            await store.aclose()
-
     table = Table("prefix", "tenant", "name", "created", "revoked")
-    for record in asyncio.run(read()):
+    for record in _on_store(settings, lambda store: store.list_keys(tenant)):
         created = time.strftime("%Y-%m-%d %H:%M", time.gmtime(record.created_at))
         table.add_row(record.prefix, record.tenant, record.name, created, str(record.revoked))
     Console(soft_wrap=True).print(table)
@@ -257,15 +260,7 @@ def revoke(
 ) -> None:
     """Revoke a key: requests with it are refused from now on."""
     settings = load_settings(config)
-
-    async def revoke_it() -> int:
-        store = open_store(settings.store)
-        try:
-            return await store.revoke_key(prefix)
-        finally:
-            await store.aclose()
-
-    revoked = asyncio.run(revoke_it())
+    revoked = _on_store(settings, lambda store: store.revoke_key(prefix))
     if not revoked:
         _err(f"no active key with prefix {prefix!r}")
         raise typer.Exit(2)

@@ -371,6 +371,7 @@ async def test_web_back_ends_merge_into_one_projected_list_inventing_nothing() -
     assert no_snippet, "the cassettes hold results without a snippet"
     for item in no_snippet:
         assert item.degraded is True and item.snippet
+    assert any(item.published_at is not None for item in response.results)
     for item in response.results:
         assert item.url is None or item.url in cassette_text, f"{item.url} was never sent"
         if item.published_at is not None:

@@ -102,14 +102,16 @@ class KeyBucket:
         self, state: Mapping[str, Any] | None, tokens: float, now: float
     ) -> tuple[dict[str, Any], Take]:
         rate = self.per_minute / 60.0
-        level = float(self.burst)
+        level, at = float(self.burst), now
         if state is not None:
-            elapsed = max(0.0, now - float(state["at"]))
-            level = min(float(self.burst), float(state["level"]) + elapsed * rate)
+            # Replicas' clocks differ a little: a `now` behind the stored time refills
+            # nothing, and the stored time never moves back (or that time refills twice).
+            at = max(now, float(state["at"]))
+            level = min(float(self.burst), float(state["level"]) + (at - float(state["at"])) * rate)
         if level >= tokens:
-            return {"level": level - tokens, "at": now}, Take(True)
+            return {"level": level - tokens, "at": at}, Take(True)
         wait = (tokens - level) / rate if rate > 0 else math.inf
-        return {"level": level, "at": now}, Take(False, wait, "per-key rate limit")
+        return {"level": level, "at": at}, Take(False, wait, "per-key rate limit")
 
 
 async def admit(store: CounterStore, record: KeyRecord, limit: KeyLimit, now: float) -> None:

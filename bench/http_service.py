@@ -32,8 +32,6 @@ import json
 import math
 import os
 import platform
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -49,6 +47,16 @@ from typing import Any, TypeVar
 
 import httpx
 
+from _common import (
+    HOST,
+    free_port,
+    machine_busy_seconds,
+    percentile,
+    process_cpu_seconds,
+    search,
+    stop,
+    wait_ready,
+)
 from sleuth.config import load_settings
 from sleuth.gateway import Sleuth
 
@@ -60,17 +68,8 @@ REQUEST = {"query": QUERY, "include": ["url"]}
 LEVELS = (1, 16, 64)
 WARMUP = 20  # sequential searches on a fresh server (or in-process) before any level
 LEVEL_CAP_S = 20.0
-HOST = "127.0.0.1"  # the only address this bench ever connects to
 
 T = TypeVar("T")
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest rank."""
-    if not values:
-        return math.nan
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
 def run_loop(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
@@ -90,17 +89,8 @@ def cpu_seconds(pid: int | None = None) -> float | None:
     with pid 0, of this process without a pid. None where /proc is missing."""
     if pid is None:
         return time.process_time()
-    try:
-        if pid == 0:
-            busy = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]
-            ticks = sum(int(n) for i, n in enumerate(busy) if i not in (3, 4))  # not idle
-        else:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-            fields = stat.rsplit(")", 1)[1].split()  # from field 3; utime, stime: 14, 15
-            ticks = int(fields[11]) + int(fields[12])
-    except OSError:
-        return None
-    return ticks / os.sysconf("SC_CLK_TCK")
+    used = machine_busy_seconds() if pid == 0 else process_cpu_seconds(pid)
+    return None if math.isnan(used) else used
 
 
 def write_config(folder: Path, cache: bool) -> Path:
@@ -117,13 +107,6 @@ def write_config(folder: Path, cache: bool) -> Path:
     return config
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextmanager
 def serving(config: Path, cassette: Path, log: Path) -> Iterator[tuple[str, int]]:
     """`sleuth serve` in its own process until /readyz answers; stopped with SIGTERM."""
@@ -134,26 +117,10 @@ def serving(config: Path, cassette: Path, log: Path) -> Iterator[tuple[str, int]
     with log.open("wb") as out:
         server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)  # noqa: S603
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if server.poll() is not None:
-                sys.exit(f"sleuth serve exited with {server.returncode}:\n{log.read_text()}")
-            if time.monotonic() > deadline:
-                sys.exit("sleuth serve was not ready within 60 s")
-            try:
-                if httpx.get(f"{base}/readyz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
+        wait_ready(base, server, time.monotonic() + 60, log)
         yield base, server.pid
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop([server])
 
 
 @dataclass
@@ -206,18 +173,10 @@ async def drive(
                 level.cut = True
                 return
             issued += 1
-            started = time.perf_counter()
-            try:
-                answer = await client.post("/v1/search", json=REQUEST)
-            except httpx.HTTPError as exc:
-                level.failures[type(exc).__name__] += 1
-                continue
-            elapsed_ms = (time.perf_counter() - started) * 1000
-            if answer.status_code != 200:
-                level.failures[f"HTTP {answer.status_code} {answer.text[:80]}"] += 1
-                continue
-            level.latencies_ms.append(elapsed_ms)
-            level.note(answer.json())
+            answered = await search(client, REQUEST, level.failures)
+            if answered is not None:
+                level.latencies_ms.append(answered[0])
+                level.note(answered[1])
 
     before = {"server": cpu_seconds(server_pid), "client": cpu_seconds(), "all": cpu_seconds(0)}
     started = time.perf_counter()

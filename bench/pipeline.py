@@ -17,6 +17,7 @@ import statistics
 import time
 from typing import Any
 
+from _common import percentile
 from sleuth.config import Settings
 from sleuth.gateway import Sleuth
 from sleuth.providers.base import HttpRequest
@@ -109,11 +110,6 @@ class InstantTransport:
 
     async def aclose(self) -> None:
         return None
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
 async def run(runs: int) -> None:

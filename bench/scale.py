@@ -41,12 +41,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hashlib
-import math
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -63,6 +60,16 @@ import yaml
 from redis import ConnectionError as RedisConnectionError
 from redis import Redis
 
+from _common import (
+    HOST,
+    free_port,
+    machine_busy_seconds,
+    percentile,
+    process_cpu_seconds,
+    search,
+    stop,
+    wait_ready,
+)
 from sleuth.store import redis_lua
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,7 +77,6 @@ CASSETTE = ROOT / "tests" / "data" / "web.jsonl"
 QUERY = "what's new in python 3.13"
 CHAIN = ["brave", "google", "serpapi", "tavily", "exa", "duckduckgo"]
 REQUEST = {"query": QUERY, "include": ["url"]}
-HOST = "127.0.0.1"  # the only address this bench ever connects to
 MONITOR_S = 2.0
 MONITOR_TASKS = 40
 WARMUP = 40
@@ -87,22 +93,6 @@ _MONITOR_ARG = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _RECORD_KIND = re.compile(r"\{(breaker|bucket):")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time of a process (Linux /proc)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return math.nan
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
 def zcard(db: Redis, key: str) -> int:
     return int(cast(int, db.zcard(key)))  # redis-py types sync and async calls as one
 
@@ -112,18 +102,6 @@ def info(db: Redis, section: str) -> dict[str, Any]:
     if section == "client":
         return cast(dict[str, Any], db.client_info())
     return cast(dict[str, Any], db.info(section))
-
-
-def machine_busy_seconds() -> float:
-    """CPU time every core of the machine spent busy (Linux /proc/stat), whoever used it."""
-    fields = [int(n) for n in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    idle = fields[3] + fields[4]  # idle, iowait
-    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values) or [math.nan]
-    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
 
 
 # --- the processes -------------------------------------------------------------------
@@ -184,6 +162,7 @@ def write_config(folder: Path, redis_port: int, namespace: str, *, shared: bool)
 class Replica:
     base: str
     process: subprocess.Popen[bytes]
+    log: Path
 
 
 @contextmanager
@@ -193,35 +172,19 @@ def replicas(count: int, config: Path, folder: Path) -> Iterator[list[Replica]]:
     try:
         for n in range(count):
             port = free_port()
-            log = (folder / f"replica-{count}-{n}.log").open("wb")
+            log = folder / f"replica-{count}-{n}.log"
             command = [sys.executable, __file__, "replica", str(config), str(port)]
-            process = subprocess.Popen(  # noqa: S603 - this script, our own arguments
-                command, stdout=log, stderr=subprocess.STDOUT
-            )
-            started.append(Replica(f"http://{HOST}:{port}", process))
+            with log.open("wb") as out:
+                process = subprocess.Popen(  # noqa: S603 - this script, our own arguments
+                    command, stdout=out, stderr=subprocess.STDOUT
+                )
+            started.append(Replica(f"http://{HOST}:{port}", process, log))
         deadline = time.monotonic() + 60
         for replica in started:
-            while not ready(replica.base):
-                if replica.process.poll() is not None or time.monotonic() > deadline:
-                    sys.exit(f"a replica did not start; see {folder}/replica-{count}-*.log")
-                time.sleep(0.1)
+            wait_ready(replica.base, replica.process, deadline, replica.log)
         yield started
     finally:
-        for replica in started:
-            replica.process.send_signal(signal.SIGTERM)
-        for replica in started:
-            try:
-                replica.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                replica.process.kill()
-                replica.process.wait()
-
-
-def ready(base: str) -> bool:
-    try:
-        return httpx.get(f"{base}/readyz", timeout=1).status_code == 200
-    except httpx.TransportError:
-        return False
+        stop([replica.process for replica in started])
 
 
 def serve_replica(config: Path, port: int) -> None:
@@ -278,18 +241,11 @@ async def search_load(bases: list[str], clients: int, seconds: float, most: int)
         nonlocal issued
         while issued < most and time.perf_counter() < stop_at:
             issued += 1
-            started = time.perf_counter()
-            try:
-                answer = await client.post("/v1/search", json=REQUEST)
-            except httpx.HTTPError as exc:
-                run.failures[type(exc).__name__] += 1
-                continue
-            if answer.status_code != 200:
-                run.failures[f"HTTP {answer.status_code}"] += 1
-                continue
-            run.latencies_ms.append((time.perf_counter() - started) * 1000)
-            body = answer.json()
-            run.degraded += bool(body["degraded"] or body["errors"] or not body["results"])
+            answered = await search(client, REQUEST, run.failures)
+            if answered is not None:
+                elapsed_ms, body = answered
+                run.latencies_ms.append(elapsed_ms)
+                run.degraded += bool(body["degraded"] or body["errors"] or not body["results"])
 
     begun = time.perf_counter()
     try:
@@ -441,10 +397,10 @@ def level(
         asyncio.run(search_load(bases, args.concurrency, 60, WARMUP))
         before = int(info(db, "stats")["total_commands_processed"])
         pids = {"replicas": [r.process.pid for r in started], "redis": [redis_pid]}
-        cpu_before = {k: sum(cpu_seconds(p) for p in v) for k, v in pids.items()}
+        cpu_before = {k: sum(process_cpu_seconds(p) for p in v) for k, v in pids.items()}
         client_before, machine_before = time.process_time(), machine_busy_seconds()
         run = asyncio.run(search_load(bases, args.concurrency, args.seconds, args.searches))
-        cpu = {k: sum(cpu_seconds(p) for p in v) - cpu_before[k] for k, v in pids.items()}
+        cpu = {k: sum(process_cpu_seconds(p) for p in v) - cpu_before[k] for k, v in pids.items()}
         cpu["client"] = time.process_time() - client_before
         cpu["machine"] = machine_busy_seconds() - machine_before
         commands = int(info(db, "stats")["total_commands_processed"]) - before - 1

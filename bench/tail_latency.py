@@ -33,6 +33,7 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from _common import percentile  # nearest rank, as `LatencyTracker` computes it
 from sleuth.resilience.hedge import HedgeSettings, LatencyTracker, hedge_delays, hedged
 from sleuth.testing import run_in_virtual_time
 
@@ -51,12 +52,6 @@ def answer_after(latency_s: float) -> Callable[[], Coroutine[Any, Any, list[str]
         return ["result"]
 
     return call
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest rank, as `LatencyTracker` computes it."""
-    ordered = sorted(values)
-    return ordered[math.ceil(q * len(ordered)) - 1]
 
 
 @dataclass

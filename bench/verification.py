@@ -67,16 +67,20 @@ def median_ms(run: Callable[[], object], repeat: int = 200) -> float:
 def main() -> None:
     dates, claims, injections = load("dates.jsonl"), load("claims.jsonl"), load("injections.jsonl")
     d, c, i = score_dates(dates), score_claims(claims), score_injections(injections)
+    undated = sum(case.get("expected") is None for case in dates)
+    labelled_claims = sum(len(case["expected"]) for case in claims)
+    attacks = sum(bool(case["expected"]) for case in injections)
     print(
-        f"dates       {len(dates):4} cases  precision {d['precision']:.3f}  "
-        f"recall {d['recall']:.3f}  exact day {d['accuracy']:.3f}"
+        f"dates       {len(dates):4} cases ({undated} with no date)  "
+        f"precision {d['precision']:.3f}  recall {d['recall']:.3f}  exact day {d['accuracy']:.3f}"
     )
     print(
-        f"claims      {len(claims):4} cases  precision {c['precision']:.3f}  "
-        f"recall {c['recall']:.3f}"
+        f"claims      {len(claims):4} cases ({labelled_claims} claims)  "
+        f"precision {c['precision']:.3f}  recall {c['recall']:.3f}"
     )
     print(
-        f"injections  {len(injections):4} cases  precision {i['precision']:.3f}  "
+        f"injections  {len(injections):4} cases ({attacks} attacks, "
+        f"{len(injections) - attacks} benign)  precision {i['precision']:.3f}  "
         f"recall {i['recall']:.3f}  false positives on benign {i['false_positive_rate']:.3f}"
     )
 

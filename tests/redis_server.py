@@ -6,7 +6,9 @@ and stops it on exit; `cluster=True` starts a one-node Redis Cluster holding eve
 slot, which refuses any command or script that spans two slots, as a real cluster
 does. When `redis-server` is missing and the tests run as root, `find_redis_server`
 installs the Debian package once (apt-get update, apt-get install -y redis-server);
-otherwise it says why, for the caller to skip with that reason.
+otherwise it says why (`RedisUnavailable`), for the caller to skip with that reason.
+An installed server that does not come up raises `RedisStartFailed`, which no helper
+turns into a skip: where redis-server is installed (CI), the Redis tests run or fail.
 
     with RedisServer() as server:
         store = RedisStore(server.url)
@@ -31,20 +33,27 @@ import redis
 
 __all__ = [
     "RedisServer",
+    "RedisStartFailed",
     "RedisUnavailable",
     "find_redis_server",
+    "free_port",
     "namespace",
     "redis_url_or_skip",
     "shared_redis_url",
+    "stop_process",
     "stop_shared_servers",
 ]
 
 _install_failed: str | None = None
-_shared: dict[bool, RedisServer | RedisUnavailable] = {}
+_shared: dict[bool, RedisServer | RuntimeError] = {}
 
 
 class RedisUnavailable(RuntimeError):
     """No `redis-server` could be found or installed; the message says why."""
+
+
+class RedisStartFailed(RuntimeError):
+    """`redis-server` is there but did not come up: a failure, never a reason to skip."""
 
 
 def find_redis_server() -> str:
@@ -73,11 +82,24 @@ def find_redis_server() -> str:
     return found
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port on 127.0.0.1 that was free a moment ago."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
+
+
+def stop_process(process: subprocess.Popen[bytes], timeout_s: float = 30) -> int:
+    """Terminate `process` (SIGTERM) unless it has exited, wait for it, and kill it if
+    it outlives `timeout_s`; its exit code."""
+    if process.poll() is None:
+        process.terminate()
+    try:
+        return process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        return process.wait()
 
 
 class RedisServer:
@@ -97,13 +119,13 @@ class RedisServer:
     def __enter__(self) -> RedisServer:
         binary = find_redis_server()
         self._dir = tempfile.TemporaryDirectory(prefix="sleuth-redis-")
-        self.port = _free_port()
+        self.port = free_port()
         command = [binary, "--port", str(self.port), "--bind", "127.0.0.1"]
         command += ["--save", "", "--appendonly", "no", "--dir", self._dir.name]
         if self.cluster:
             # An explicit bus port: the default, port + 10000, may be taken or out of range.
             command += ["--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"]
-            command += ["--cluster-port", str(_free_port())]
+            command += ["--cluster-port", str(free_port())]
         log = Path(self._dir.name) / "redis.log"
         self._process = subprocess.Popen(  # noqa: S603 - our own server binary and arguments
             [*command, "--logfile", str(log)], stdout=subprocess.DEVNULL
@@ -122,20 +144,20 @@ class RedisServer:
             while True:
                 if self._process is not None and self._process.poll() is not None:
                     text = log.read_text() if log.exists() else ""
-                    raise RedisUnavailable(f"redis-server exited: {text[-500:]}")
+                    raise RedisStartFailed(f"redis-server exited: {text[-500:]}")
                 try:
                     client.ping()
                     break
                 except redis.ConnectionError:
                     if time.monotonic() > deadline:
-                        raise RedisUnavailable("redis-server did not answer in time") from None
+                        raise RedisStartFailed("redis-server did not answer in time") from None
                     time.sleep(0.02)
             if self.cluster:
                 command: Callable[..., Any] = client.execute_command  # untyped in redis-py
                 command("CLUSTER", "ADDSLOTSRANGE", 0, 16383)
                 while "cluster_state:ok" not in str(command("CLUSTER", "INFO")):
                     if time.monotonic() > deadline:
-                        raise RedisUnavailable("the one-node cluster did not come up")
+                        raise RedisStartFailed("the one-node cluster did not come up")
                     time.sleep(0.02)
         finally:
             client.close()
@@ -147,12 +169,7 @@ class RedisServer:
         traceback: TracebackType | None,
     ) -> None:
         if self._process is not None:
-            self._process.terminate()
-            try:
-                self._process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self._process.kill()
-                self._process.wait()
+            stop_process(self._process, timeout_s=10)
             self._process = None
         if self._dir is not None:
             self._dir.cleanup()
@@ -161,20 +178,22 @@ class RedisServer:
 
 def shared_redis_url(*, cluster: bool = False) -> str:
     """The URL of a server shared by the whole test session, started on first use;
-    raises `RedisUnavailable` (every time) when there is none to start."""
+    raises `RedisUnavailable` or `RedisStartFailed` (every time, without trying again)
+    when there is none to start, or it did not come up."""
     if cluster not in _shared:
         try:
             _shared[cluster] = RedisServer(cluster=cluster).__enter__()
-        except RedisUnavailable as missing:
+        except (RedisUnavailable, RedisStartFailed) as missing:
             _shared[cluster] = missing
     found = _shared[cluster]
-    if isinstance(found, RedisUnavailable):
+    if isinstance(found, RuntimeError):
         raise found
     return found.url
 
 
 def redis_url_or_skip(*, cluster: bool = False) -> str:
-    """`shared_redis_url`, or skip the calling test with the reason there is none."""
+    """`shared_redis_url`, or skip the calling test with the reason there is none
+    (only when redis-server is not installed; one that fails to start fails the test)."""
     try:
         return shared_redis_url(cluster=cluster)
     except RedisUnavailable as missing:

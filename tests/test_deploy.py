@@ -109,6 +109,8 @@ def test_kustomization_lists_every_manifest() -> None:
     (kustomization,) = documents(K8S / "kustomization.yaml")
     files = {p.name for p in K8S.glob("*.yaml")} - {"kustomization.yaml"}
     assert set(kustomization["resources"]) == files
+    # A manifest without a namespace gets kustomize's, which must then be "sleuth".
+    assert kustomization["namespace"] == "sleuth"
     assert all(m["metadata"].get("namespace", "sleuth") == "sleuth" for m in manifests())
 
 

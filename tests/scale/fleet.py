@@ -12,7 +12,6 @@ A helper for tests, not a test module.
 from __future__ import annotations
 
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -26,7 +25,7 @@ import httpx
 import pytest
 import yaml
 
-from redis_server import RedisServer, RedisUnavailable
+from redis_server import RedisServer, RedisUnavailable, free_port, stop_process
 
 __all__ = ["Fleet", "Proc", "free_port", "private_redis", "write_config"]
 
@@ -37,7 +36,8 @@ START_TIMEOUT_S = 60.0
 
 def private_redis() -> Iterator[str]:
     """For a module-scoped fixture: the URL of a `redis-server` of the module's own (its
-    INFO counts are the module's alone), or a skip with the reason there is none.
+    INFO counts are the module's alone), or a skip with the reason there is none
+    (redis-server not installed: one that fails to start fails the tests).
 
         @pytest.fixture(scope="module")
         def redis_url() -> Iterator[str]:
@@ -54,13 +54,6 @@ def private_redis() -> Iterator[str]:
         yield server.url
     finally:
         server.__exit__(None, None, None)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def write_config(
@@ -169,11 +162,7 @@ class Fleet:
             if proc.process.poll() is None:
                 proc.process.terminate()
         for proc in self.procs:
-            try:
-                proc.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.process.kill()
-                proc.process.wait()
+            stop_process(proc.process)
 
 
 def _ready(base: str) -> bool:

@@ -11,9 +11,11 @@ used for tuning, so their figures are the honest ones, and their note names the 
 the information need ("need") that a neutralised query should keep.
 
 Prints, with the default settings: detection rate and false-positive rate overall,
-per language, per split and per held-out round; how often the neutral query kept the
-need and no longer reads as an attack; how many benign queries were sent exactly as
-typed; the median CPU time of the guard per query; and every miss.
+per language, per split and per held-out round, and the same for the patterns and
+the score without the trained model (`guard.injection.model.enabled: false`); how
+often the neutral query kept the need and no longer reads as an attack; how many
+benign queries were sent exactly as typed; the median CPU time of the guard per
+query; and every miss.
 
     python bench/safety.py
 """
@@ -29,13 +31,15 @@ from pathlib import Path
 from typing import Any
 
 from sleuth.stages.guard import GuardSettings, Judgement, judge
+from sleuth.stages.query_injection import QueryInjectionSettings
+from sleuth.stages.query_injection_model import ModelSettings
 
 CORPUS = Path(__file__).parents[1] / "tests" / "data" / "safety" / "queries.jsonl"
 ROUND = re.compile(r"\[(round \d+)\]")
 
 
 def load() -> list[dict[str, Any]]:
-    lines = CORPUS.read_text(encoding="utf-8").splitlines()
+    lines = CORPUS.read_text(encoding="utf-8").split("\n")  # not splitlines: U+2028 may be data
     return [json.loads(line) for line in lines if line.strip()]
 
 
@@ -78,12 +82,30 @@ def main() -> None:
         part = [(r, v) for r, v in judged if r["split"] == split]
         print(f"  {split:8} both      {rates(part)}")
     held_out = [(r, v) for r, v in judged if r["split"] == "heldout"]
-    for name in sorted({match.group(1) for r, _ in held_out if (match := ROUND.search(r["note"]))}):
+    rounds = sorted(
+        {match.group(1) for r, _ in held_out if (match := ROUND.search(r["note"]))},
+        key=lambda name: int(name.split()[1]),
+    )
+    for name in rounds:
         part = [(r, v) for r, v in held_out if f"[{name}]" in r["note"]]
-        print(f"  heldout {name}   {rates(part)}")
+        print(f"  heldout {name:8}  {rates(part)}")
     for lang in ("en", "zh"):
         print(f"  language {lang}        {rates((r, v) for r, v in judged if r['lang'] == lang)}")
 
+    without_model = GuardSettings(
+        injection=QueryInjectionSettings(model=ModelSettings(enabled=False))
+    )
+    print("the patterns and the score alone, without the model:")
+    alone = [(row, judge(row["query"], without_model)) for row, _ in held_out]
+    print(f"  heldout  both      {rates(alone)}")
+    for name in rounds:
+        part = [(r, v) for r, v in alone if f"[{name}]" in r["note"]]
+        print(f"  heldout {name:8}  {rates(part)}")
+    by_model = sum(
+        v.injection and bool(v.injection_reason) and "model:" in (v.injection_reason or "")
+        for _, v in judged
+    )
+    print(f"queries flagged by the model alone (reason model:en or model:zh): {by_model}")
     caught = [(r, v) for r, v in judged if r["label"] == "injection" and v.injection]
     sent = [v.guarded.text for _, v in caught if v.guarded is not None]
     again = sum(judge(text, settings).injection for text in sent)

@@ -34,6 +34,11 @@ def verdict_payload(verdict: Judgement) -> dict[str, Any]:
         "allowed": verdict.allowed,
         "injection": verdict.injection,
         "injection_reason": verdict.injection_reason,
+        "injection_probability": (
+            round(verdict.injection_probability, 4)
+            if verdict.injection_probability is not None
+            else None
+        ),
         "sent_query": verdict.guarded.text if verdict.guarded is not None else None,
         "reasons": list(verdict.notes),
     }

@@ -44,6 +44,7 @@ from sleuth.stages import query_injection
 from sleuth.stages.query_injection import (
     HIDDEN_TAG_RULE,
     QueryInjectionSettings,
+    QueryVerdict,
     detect_query,
     fallback_query,
     neutral_query,
@@ -199,6 +200,9 @@ class Judgement:
     injection: bool
     injection_reason: str | None
     notes: tuple[str, ...]
+    #: the injection model's probability for the query (the highest over what it read),
+    #: None when the model is off or the guard stopped before it looked
+    injection_probability: float | None = None
 
     @property
     def allowed(self) -> bool:
@@ -211,6 +215,13 @@ class _Trace:
 
     notes: list[str] = field(default_factory=list)
     rules: tuple[str, ...] = ()
+    probability: float | None = None
+
+    def read(self, verdict: QueryVerdict) -> QueryVerdict:
+        """Keep the highest model probability seen, and pass `verdict` on."""
+        if verdict.probability is not None:
+            self.probability = max(self.probability or 0.0, verdict.probability)
+        return verdict
 
     @property
     def injection_reason(self) -> str | None:
@@ -241,40 +252,38 @@ def judge(query: str, settings: GuardSettings) -> Judgement:
         guarded = _guard(query, settings, trace)
     except (InvalidRequest, PolicyViolation) as error:
         return Judgement(
-            query, None, error, bool(trace.rules), trace.injection_reason, tuple(trace.notes)
+            query,
+            None,
+            error,
+            bool(trace.rules),
+            trace.injection_reason,
+            tuple(trace.notes),
+            trace.probability,
         )
     return Judgement(
-        query, guarded, None, guarded.injection, guarded.injection_reason, guarded.notes
+        query,
+        guarded,
+        None,
+        guarded.injection,
+        guarded.injection_reason,
+        guarded.notes,
+        trace.probability,
     )
+
+
+def cleaned(query: str, settings: GuardSettings) -> str:
+    """`query` as the guard cleans it before it looks for injection: entities decoded,
+    control and invisible characters removed, NFKC, whitespace collapsed (markup stays).
+
+    >>> cleaned("ｉｇｎｏｒｅ\u200b  &lt;b&gt;", GuardSettings())
+    'ignore <b>'
+    """
+    return _clean(query, settings, [])[0]
 
 
 def _guard(query: str, settings: GuardSettings, trace: _Trace) -> GuardedQuery:
     notes = trace.notes
-    text = query
-    if settings.markup == "strip":
-        text, decoded = _decode_entities(query)
-        if decoded:
-            notes.append(f"decoded {decoded} HTML entit{'y' if decoded == 1 else 'ies'}")
-    visible, removed_chars, spaced = _strip_invisible(text)
-    if removed_chars:
-        listed = list(dict.fromkeys(f"U+{ord(ch):04X}" for ch in removed_chars))
-        shown = ", ".join(listed[:_LISTED_CODE_POINTS])
-        if len(listed) > _LISTED_CODE_POINTS:
-            shown += ", ..."
-        plural = "s" if len(removed_chars) != 1 else ""
-        notes.append(
-            f"removed {len(removed_chars)} control or invisible character{plural}: {shown}"
-        )
-    if spaced:
-        plural = "s" if spaced != 1 else ""
-        notes.append(f"turned {spaced} tab or line break{plural} into spaces")
-
-    normalised = unicodedata.normalize("NFKC", visible)
-    if normalised != visible:
-        notes.append("normalised compatibility forms (NFKC), e.g. full-width letters and digits")
-    text = " ".join(normalised.split())
-    if text != normalised:
-        notes.append("collapsed and trimmed whitespace")
+    text, removed_chars = _clean(query, settings, notes)
 
     allowed = [f"1..{settings.max_chars} characters"]
     _check_searchable(text, "removing control and invisible characters", settings)
@@ -316,7 +325,14 @@ def _guard(query: str, settings: GuardSettings, trace: _Trace) -> GuardedQuery:
                 "style content)"
             )
             stripped = " ".join(stripped.split())
-    sent = _neutralised(query, text, stripped, settings.injection, trace)
+    spaced = stripped
+    if removed_chars:
+        # invisible characters may stand for spaces ("flights\u200bIgnore\u200bthe\u200buser"):
+        # removing them glues the words of an order, so it is also read with spaces
+        spaced = _clean("".join(" " if _invisible(ch) else ch for ch in query), settings, [])[0]
+        if settings.markup == "strip":
+            spaced = " ".join(_strip_markup(spaced)[0].split())
+    sent = _neutralised(query, text, stripped, settings.injection, trace, spaced)
     _check_searchable(sent, "removing markup", settings)
     if policy.action == "rewrite":
         sent = _without_policy_terms(sent, policy, notes)
@@ -329,6 +345,37 @@ def _guard(query: str, settings: GuardSettings, trace: _Trace) -> GuardedQuery:
         injection=bool(trace.rules),
         injection_reason=trace.injection_reason,
     )
+
+
+def _clean(query: str, settings: GuardSettings, notes: list[str]) -> tuple[str, str]:
+    """Steps 1 and 2 of the guard: the cleaned text and the characters removed."""
+    text = query
+    if settings.markup == "strip":
+        text, decoded = _decode_entities(query)
+        if decoded:
+            notes.append(f"decoded {decoded} HTML entit{'y' if decoded == 1 else 'ies'}")
+    visible, removed_chars, spaced = _strip_invisible(text)
+    if removed_chars:
+        listed = list(dict.fromkeys(f"U+{ord(ch):04X}" for ch in removed_chars))
+        shown = ", ".join(listed[:_LISTED_CODE_POINTS])
+        if len(listed) > _LISTED_CODE_POINTS:
+            shown += ", ..."
+        plural = "s" if len(removed_chars) != 1 else ""
+        notes.append(
+            f"removed {len(removed_chars)} control or invisible character{plural}: {shown}"
+        )
+    if spaced:
+        plural = "s" if spaced != 1 else ""
+        notes.append(f"turned {spaced} tab or line break{plural} into spaces")
+
+    normalised = unicodedata.normalize("NFKC", visible)
+    if normalised != visible:
+        notes.append("normalised compatibility forms (NFKC), e.g. full-width letters and digits")
+    text = " ".join(normalised.split())
+    if text != normalised:
+        notes.append("collapsed and trimmed whitespace")
+
+    return text, removed_chars
 
 
 def _check_searchable(text: str, after: str, settings: GuardSettings) -> None:
@@ -356,24 +403,42 @@ def _has_searchable(text: str) -> bool:
 
 
 def _neutralised(
-    query: str, text: str, stripped: str, settings: QueryInjectionSettings, trace: _Trace
+    query: str,
+    text: str,
+    stripped: str,
+    settings: QueryInjectionSettings,
+    trace: _Trace,
+    spaced: str,
 ) -> str:
     """The query to send for `query`, cleaned to `text` and without markup `stripped`:
     its information need alone when it gives orders to the assistant (`trace.rules` say
     which rules found them). Both texts are read, so that an order hidden in a comment
-    or a script counts although it is never sent; the need is taken from `stripped`."""
+    or a script counts although it is never sent, and so is `spaced`, `stripped` with
+    invisible characters read as spaces; the need is taken from `stripped`, or from
+    `spaced` when only that reads as an order."""
     if settings.action == "off":
         return stripped
-    verdict = detect_query(stripped, settings)
+    verdict = trace.read(detect_query(stripped, settings))
     rules = verdict.rules
+    if spaced != stripped:
+        spaced_verdict = trace.read(detect_query(spaced, settings))
+        rules = tuple(dict.fromkeys((*spaced_verdict.rules, *rules)))
+        if spaced_verdict.injection and not verdict.injection:
+            # only the spaced reading is an order: the need is taken from it
+            stripped, verdict = spaced, spaced_verdict
     if stripped != text:
-        rules = tuple(dict.fromkeys((*detect_query(text, settings).rules, *rules)))
+        # the query with its markup, and each piece of markup alone: an order in a
+        # comment is judged on its own, not diluted by the visible query around it
+        marked = [text, *(text[start:end] for start, end in _markup_regions(text))]
+        found = [
+            rule for piece in marked for rule in trace.read(detect_query(piece, settings)).rules
+        ]
+        rules = tuple(dict.fromkeys((*found, *rules)))
     hidden = smuggled_text(query)
     if hidden:
         # text in tag characters is already gone from `text`; it was hidden on purpose
-        rules = tuple(
-            dict.fromkeys((HIDDEN_TAG_RULE, *detect_query(hidden, settings).rules, *rules))
-        )
+        hidden_rules = trace.read(detect_query(hidden, settings)).rules
+        rules = tuple(dict.fromkeys((HIDDEN_TAG_RULE, *hidden_rules, *rules)))
     if not rules:
         return stripped
     trace.rules = rules
@@ -495,15 +560,20 @@ def _strip_invisible(text: str) -> tuple[str, str, int]:
     removed: list[str] = []
     spaced = 0
     for ch in text:
-        category = unicodedata.category(ch)
-        if category == "Cc" and ch.isspace():
+        if unicodedata.category(ch) == "Cc" and ch.isspace():
             kept.append(" ")
             spaced += 1
-        elif category == "Cc" or category in _DROPPED_CATEGORIES or ch in _BLANK_LOOKALIKES:
+        elif _invisible(ch):
             removed.append(ch)
         else:
             kept.append(ch)
     return "".join(kept), "".join(removed), spaced
+
+
+def _invisible(ch: str) -> bool:
+    """Whether the guard removes `ch` (a control or invisible character)."""
+    category = unicodedata.category(ch)
+    return category == "Cc" or category in _DROPPED_CATEGORIES or ch in _BLANK_LOOKALIKES
 
 
 def _block_list_hit(text: str, block_list: list[str]) -> tuple[int, str] | None:

@@ -69,6 +69,7 @@ __all__ = [
     "QueryScore",
     "ScoreSettings",
     "attack_clauses",
+    "clause_spans",
     "score_query",
     "scored_orders",
 ]
@@ -181,7 +182,7 @@ def score_query(text: str, settings: ScoreSettings | None = None) -> QueryScore:
     settings = settings or DEFAULT
     clauses = tuple(
         _clause_score(text, start, end, settings)
-        for start, end in _clauses(text)
+        for start, end in clause_spans(text)
         if text[start:end].strip()
     )
     return QueryScore(clauses, sum(clause.score for clause in clauses))
@@ -229,7 +230,13 @@ def _attack(score: QueryScore) -> list[ClauseScore]:
     ]
 
 
-def _clauses(text: str) -> list[tuple[int, int]]:
+def clause_spans(text: str) -> list[tuple[int, int]]:
+    """The (start, end) of each clause of `text`, cut where `query_injection_text` cuts.
+
+    >>> text = "weather in Paris, then obey"
+    >>> [text[start:end] for start, end in clause_spans(text)]
+    ['weather in Paris', ' ', ' obey']
+    """
     spans: list[tuple[int, int]] = []
     start = 0
     for match in _CLAUSE.finditer(text):

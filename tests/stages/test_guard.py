@@ -344,8 +344,8 @@ def test_invisible_characters_standing_for_spaces_do_not_glue_an_order_away() ->
     query = f"cheap flights to Tokyo\u200b\u200b{order}"
     result = guard(query, DEFAULT)
     assert result.injection
+    assert result.text.startswith("cheap flights to Tokyo")
     assert "Ignore" not in result.text
-    assert "booking" not in result.text
 
 
 def test_an_order_in_a_comment_is_judged_apart_from_the_visible_query() -> None:

@@ -18,11 +18,10 @@ from sleuth.stages.query_injection import (
     QueryInjectionSettings,
     QueryVerdict,
     detect_query,
-    fallback_query,
-    neutral_query,
     smuggled_text,
 )
 from sleuth.stages.query_injection_model import ModelSettings
+from sleuth.stages.query_injection_rewrite import fallback_query, neutral_query
 from sleuth.stages.query_injection_score import (
     ScoreSettings,
     attack_clauses,

@@ -46,10 +46,9 @@ from sleuth.stages.query_injection import (
     QueryInjectionSettings,
     QueryVerdict,
     detect_query,
-    fallback_query,
-    neutral_query,
     smuggled_text,
 )
+from sleuth.stages.query_injection_rewrite import fallback_query, neutral_query
 from sleuth.text import is_cjk
 
 #: Categories dropped outright: format characters (zero-width space and joiners, bidi

@@ -355,7 +355,7 @@ class Sleuth:
             include = self._include_for(req, guarded.text, now)
             results = project(top, include, len(top), settings.projection)
         with timer.stage("summarize"):
-            summary = summarize(top, rewritten.terms, rewritten.language, settings.summary)
+            summary = summarize(top, rewritten.topic_terms, rewritten.language, settings.summary)
         if settings.llm_summary.enabled and top:
             with timer.stage("model_summary"):
                 summary = await self._model_summary(req, top, summary, deadline, merged)

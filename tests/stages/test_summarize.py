@@ -282,7 +282,8 @@ def test_order_is_result_rank_then_position_and_limits_hold() -> None:
         item("Silicon solar panels last 25 years. Solar panel prices fell again in 2024."),
         item("The tandem solar cell record is 33.9 percent efficiency."),
     ]
-    settings = SummarySettings(max_sentences=3, max_per_result=1)
+    # every sentence that names a query word, however weakly: this is about order and limits
+    settings = SummarySettings(max_sentences=3, max_per_result=1, min_relevance=0)
 
     summary = summarize(results, ["solar", "cell", "record"], "en", settings)
 
@@ -312,3 +313,45 @@ def test_settings_reject_unknown_and_out_of_range_values() -> None:
         SummarySettings(mmr_lamda=0.5)  # type: ignore[call-arg]
     with pytest.raises(ValidationError):
         SummarySettings(mmr_lambda=1.5)
+
+
+def test_a_rare_query_word_outweighs_a_common_one() -> None:
+    results = [
+        item("Sleuth keeps results in a cache for a while. Sleuth shows results fast."),
+        item("Sleuth ranks results by trust. Dedupe drops duplicate results in three levels."),
+        item("Sleuth counts how often results were shown to an agent."),
+    ]
+
+    summary = summarize(results, ["sleuth", "duplicate", "results"], "en")
+
+    assert summary[0].text == "Dedupe drops duplicate results in three levels."
+    assert all("duplicate" in s.text or "Sleuth" not in s.text for s in summary)
+
+
+def test_a_sentence_far_less_relevant_than_the_best_is_left_out() -> None:
+    results = [
+        item("The tandem solar cell record is 33.9 percent efficiency."),
+        item("Solar panels are popular in Spain this year."),
+    ]
+
+    strict = summarize(results, ["tandem", "cell", "record", "solar"], "en")
+    loose = summarize(
+        results, ["tandem", "cell", "record", "solar"], "en", SummarySettings(min_relevance=0)
+    )
+
+    assert [s.text for s in strict] == ["The tandem solar cell record is 33.9 percent efficiency."]
+    assert len(loose) == 2
+
+
+def test_plural_and_third_person_forms_meet_the_query_word() -> None:
+    results = [item("Dedupe removes duplicates by canonical URL and near-identical text.")]
+
+    assert [s.text for s in summarize(results, ["remove", "duplicate"], "en")] == [
+        "Dedupe removes duplicates by canonical URL and near-identical text."
+    ]
+
+
+def test_a_piece_starting_with_a_symbol_is_a_fragment() -> None:
+    results = [item("/ “暂时无法检索到相关信息，请换个说法或稍后再试。” 检索失败时的提示。")]
+
+    assert [s.text for s in summarize(results, ["检索"], "zh")] == ["检索失败时的提示。"]

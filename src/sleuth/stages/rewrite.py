@@ -199,6 +199,19 @@ class Rewritten:
     terms: tuple[str, ...]
     carried: tuple[str, ...]
     language: str
+    #: the question words among `terms` ("how", "为什么"): they say what kind of answer
+    #: is wanted, not what it is about
+    questions: tuple[str, ...] = ()
+
+    @property
+    def topic_terms(self) -> tuple[str, ...]:
+        """`terms` without the question words (all of them when nothing else is left).
+
+        >>> rewrite("How does sleuth remove duplicates?", [], RewriteSettings()).topic_terms
+        ('sleuth', 'remove', 'duplicates')
+        """
+        topic = tuple(term for term in self.terms if term not in self.questions)
+        return topic or self.terms
 
 
 def rewrite(query: str, context: Sequence[str], settings: RewriteSettings) -> Rewritten:
@@ -223,6 +236,7 @@ def rewrite(query: str, context: Sequence[str], settings: RewriteSettings) -> Re
 
     terms = tuple(term.text for term, _ in merged)
     carried = tuple(term.text for term, was_carried in merged if was_carried)
+    questions = tuple(term.text for term, _ in merged if term.question)
     if not terms:
         terms = (text,)  # everything was filler: searching the words as given beats nothing
     return Rewritten(
@@ -231,6 +245,7 @@ def rewrite(query: str, context: Sequence[str], settings: RewriteSettings) -> Re
         terms=terms,
         carried=carried,
         language=language_of(text),
+        questions=questions,
     )
 
 

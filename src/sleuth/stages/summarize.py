@@ -5,7 +5,7 @@ snippet and carries exactly one `Citation` whose span is where it sits there, so
 `results[c.result].snippet[c.start:c.end] == sentence.text` always holds and a sentence
 never joins fragments of two sources. It does not rewrite, translate or shorten text,
 it reads no titles (a title is not a sentence), and it does no I/O; settings come from
-`summarize:` in sleuth.yaml.
+`summary:` in sleuth.yaml.
 
 How sentences are chosen:
 
@@ -23,9 +23,12 @@ How sentences are chosen:
                             × (1 if in the query's language else other_language_weight)
 
    where coverage is the share of the query's tokens (`sleuth.text.tokens`: words,
-   Chinese bigrams) the sentence contains; a sentence with fewer than
-   `min_query_tokens` of them is not a candidate.
-3. Maximal marginal relevance picks up to `max_sentences` within `max_chars`:
+   Chinese bigrams) the sentence contains, each weighted by its inverse frequency
+   among the candidate sentences (a token most of them share tells little about which
+   one answers); a sentence with fewer than `min_query_tokens` of them is not a
+   candidate.
+3. Of the sentences at least `min_relevance` times as relevant as the best, maximal
+   marginal relevance picks up to `max_sentences` within `max_chars`:
    `mmr_lambda × relevance/max_relevance − (1 − mmr_lambda) × similarity`, similarity
    being the Jaccard overlap of token sets with the sentences already chosen; a
    sentence more similar than `max_similarity` to a chosen one is never taken (the same
@@ -47,6 +50,8 @@ How sentences are chosen:
 
 from __future__ import annotations
 
+import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -63,11 +68,15 @@ __all__ = ["SummarySettings", "summarize"]
 _ENDS = "。！？!?."
 _CLOSING = "\"'”’)]）」』"
 _CONTINUATION = "…,;:，；：、)]）"
+# Besides a letter or a digit, what a whole sentence may start with.
+_OPENING = "\"'“‘(（[【《「『¿¡$€£¥#"
 _ASCII_NON_LETTERS = bytes(code for code in range(128) if not chr(code).isalpha())
+# The least a query token weighs, however many sentences hold it.
+_MIN_WEIGHT = 0.1
 
 
 class SummarySettings(BaseModel):
-    """The `summarize:` section of sleuth.yaml."""
+    """The `summary:` section of sleuth.yaml."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -131,6 +140,15 @@ class SummarySettings(BaseModel):
         ge=1,
         description="Only the first this many results are read: the summary speaks for the top.",
     )
+    min_relevance: float = Field(
+        default=0.25,
+        ge=0,
+        le=1,
+        description=(
+            "A sentence is taken only if its relevance is at least this share of the best "
+            "sentence's (0 = fill up to max_sentences whatever they say)."
+        ),
+    )
     mmr_pool: int = Field(
         default=20,
         ge=1,
@@ -166,7 +184,7 @@ def summarize(
     settings = settings or SummarySettings()
     if settings.max_sentences == 0:
         return []
-    query = frozenset(token for term in query_terms for token in tokens(term))
+    query = frozenset(_stem(token) for term in query_terms for token in tokens(term))
     candidates = _candidates(results, query, language, settings)
     chosen = _select(candidates, settings)
     chosen.sort(key=lambda c: (c.result, c.start))
@@ -192,6 +210,8 @@ def _is_whole(sentence: str) -> bool:
         return False
     if sentence.startswith("..") or sentence[0] in _CONTINUATION:
         return False
+    if unicodedata.category(sentence[0])[0] not in "LN" and sentence[0] not in _OPENING:
+        return False  # "/ 暂时无法检索……": the tail of something cut before it
     first_word = sentence.split(None, 1)[0]
     return not (first_word.isascii() and first_word.islower())  # "iPhone 15 …" is whole
 
@@ -202,17 +222,16 @@ def _candidates(
     language: str,
     settings: SummarySettings,
 ) -> list[_Candidate]:
-    found: list[_Candidate] = []
     needed = settings.min_query_tokens if query else 0
+    sentences: list[tuple[int, int, int, int, str, frozenset[str]]] = []
     for index, item in enumerate(results[: settings.max_results]):
         snippet = item.snippet
         if not _quotable(item, settings.skip_flags):
             continue
         # The rank stage tokenised this snippet already (tokens are cached): a snippet
         # without enough query tokens has no sentence with them either.
-        if needed and len(query.intersection(tokens(snippet))) < needed:
+        if needed and len(query.intersection(map(_stem, tokens(snippet)))) < needed:
             continue
-        rank_prior = 1.0 / (1.0 + settings.rank_decay * index)
         for position, (start, end) in enumerate(sentence_spans(snippet)):
             text = snippet[start:end]
             if not _is_whole(text):
@@ -220,17 +239,62 @@ def _candidates(
             sentence_tokens = tokens(text)
             if len(sentence_tokens) < settings.min_sentence_tokens:
                 continue
-            words = frozenset(sentence_tokens)
-            shared = len(query & words)
-            if shared < needed:
-                continue
-            coverage = shared / len(query) if query else 1.0
-            relevance = coverage * rank_prior / (1.0 + settings.position_decay * position)
-            if _language(text) != language:
-                relevance *= settings.other_language_weight
-            if relevance > 0:
-                found.append(_Candidate(index, start, end, text, words, relevance))
+            words = frozenset(map(_stem, sentence_tokens))
+            sentences.append((index, position, start, end, text, words))
+    weight = _query_weights(query, [words for *_, words in sentences])
+    total = sum(weight.values())
+    found: list[_Candidate] = []
+    for index, position, start, end, text, words in sentences:
+        shared = query & words
+        if len(shared) < needed:
+            continue
+        coverage = sum(weight[token] for token in shared) / total if query else 1.0
+        relevance = coverage / (1.0 + settings.rank_decay * index)
+        relevance /= 1.0 + settings.position_decay * position
+        if _language(text) != language:
+            relevance *= settings.other_language_weight
+        if relevance > 0:
+            found.append(_Candidate(index, start, end, text, words, relevance))
     return found
+
+
+def _query_weights(query: frozenset[str], sentences: Sequence[frozenset[str]]) -> dict[str, float]:
+    """Each query token's weight, its inverse document frequency among the sentences:
+    a token in most of them ("sleuth" in sleuth's own docs) tells little about which
+    one answers; one in few ("duplicate") tells much.
+
+    >>> sentences = [frozenset({"a"})] * 3 + [frozenset({"a", "b"})]
+    >>> weights = _query_weights(frozenset({"a", "b"}), sentences)
+    >>> weights["a"] < weights["b"]
+    True
+    """
+    count = len(sentences)
+    frequency = dict.fromkeys(query, 0)
+    for words in sentences:
+        for token in query & words:
+            frequency[token] += 1
+    # BM25's inverse document frequency, kept above a floor so that a token in most
+    # sentences still counts a little
+    return {
+        token: max(math.log((count - seen + 0.5) / (seen + 0.5)), _MIN_WEIGHT)
+        for token, seen in frequency.items()
+    }
+
+
+def _stem(token: str) -> str:
+    """An English plural or third-person "s" taken off (Harman's S-stemmer), so that
+    "removes" meets "remove" and "duplicates" meets "duplicate"; other tokens as given.
+
+    >>> [_stem(word) for word in ("removes", "queries", "class", "status", "is", "发布")]
+    ['remove', 'query', 'class', 'status', 'is', '发布']
+    """
+    if len(token) <= 3 or not token.isascii() or token.endswith(("ss", "us", "is")):
+        return token
+    if token.endswith("ies") and not token.endswith(("eies", "aies")):
+        return token[:-3] + "y"
+    if token.endswith("es") and not token.endswith(("aes", "ees", "oes")):
+        return token[:-1]
+    return token[:-1] if token.endswith("s") else token
 
 
 def _language(text: str) -> str:
@@ -256,7 +320,8 @@ def _select(candidates: list[_Candidate], settings: SummarySettings) -> list[_Ca
     top = max(c.relevance for c in candidates)
     # Highest relevance first, then rank and position: ties resolve the same way every run.
     pool = sorted(candidates, key=lambda c: (-c.relevance, c.result, c.start))
-    pool = pool[: settings.mmr_pool]
+    # a sentence far less relevant than the best costs the caller context for little
+    pool = [c for c in pool[: settings.mmr_pool] if c.relevance >= settings.min_relevance * top]
     similarity = [0.0] * len(pool)  # to the closest sentence chosen so far
     alive = [True] * len(pool)
     chosen: list[_Candidate] = []

@@ -54,6 +54,7 @@ import math
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -281,6 +282,7 @@ def _query_weights(query: frozenset[str], sentences: Sequence[frozenset[str]]) -
     }
 
 
+@lru_cache(maxsize=65536)  # the same words recur in every snippet
 def _stem(token: str) -> str:
     """An English plural or third-person "s" taken off (Harman's S-stemmer), so that
     "removes" meets "remove" and "duplicates" meets "duplicate"; other tokens as given.

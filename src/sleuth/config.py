@@ -17,7 +17,6 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -47,6 +46,7 @@ from sleuth.stages.summarize import SummarySettings
 from sleuth.stages.trust import TrustSettings
 from sleuth.stages.verify import ConfidenceSettings
 from sleuth.store import CacheSettings, StoreSettings
+from sleuth.yaml_file import read_yaml
 
 
 def default_data_dir() -> Path:
@@ -229,12 +229,7 @@ def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
     source = config_path(path)
     data: dict[str, Any] = {}
     if source is not None:
-        try:
-            loaded = yaml.safe_load(source.read_text(encoding="utf-8"))
-        except OSError as exc:
-            raise ConfigError(f"cannot read config {source}: {exc.strerror}") from exc
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"config {source} is not valid YAML: {exc}") from exc
+        loaded = read_yaml(source, "config")
         if loaded is not None and not isinstance(loaded, dict):
             raise ConfigError(f"config {source} must be a mapping at the top level")
         data = loaded or {}

@@ -15,12 +15,12 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 from pydantic import ValidationError
 
 from sleuth.errors import ConfigError
 from sleuth.providers.base import Provider
 from sleuth.providers.mapping import FieldMapping, PathError
+from sleuth.yaml_file import read_yaml
 
 BUILTIN_DIR = Path(__file__).parent / "providers" / "mappings"
 
@@ -29,12 +29,7 @@ log = logging.getLogger(__name__)
 
 def read_mapping(path: Path) -> FieldMapping:
     """One mapping file, validated; `ConfigError` names the file and the problem."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read mapping {path}: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"mapping {path} is not valid YAML: {exc}") from exc
+    data = read_yaml(path, "mapping")
     try:
         return FieldMapping.model_validate(data)
     except (ValidationError, PathError) as exc:

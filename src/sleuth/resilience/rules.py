@@ -50,7 +50,6 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -63,6 +62,7 @@ from pydantic import (
 
 from sleuth.contract import ErrorAction, ErrorCategory
 from sleuth.errors import ConfigError, SearchError
+from sleuth.yaml_file import read_yaml
 
 DEFAULT_RULES_FILE = Path(__file__).with_name("default_rules.yaml")
 #: How much of a failed response's body the rules see, unless settings say otherwise.
@@ -519,13 +519,7 @@ def _rule_name(data: Any, index: int) -> str | None:
 
 def load_rules(path: Path) -> tuple[Rule, ...]:
     """The rules in the YAML file at `path`, validated; `ConfigError` otherwise."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read rules {path}: {exc.strerror}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"rules {path} are not valid YAML: {exc}") from exc
-    return parse_rules(data, str(path))
+    return parse_rules(read_yaml(path, "rules"), str(path))
 
 
 class RuleBook:

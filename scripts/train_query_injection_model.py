@@ -110,7 +110,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=SAFETY / "train")
     parser.add_argument("--held-out", type=Path, action="append", default=[])
     parser.add_argument("--max-false-positives", type=float, default=0.0075)
-    parser.add_argument("--prune", type=float, default=0.02)
+    parser.add_argument("--prune", type=float, default=0.01)
     parser.add_argument(
         "--strengths",
         type=float,

@@ -352,7 +352,9 @@ class Sleuth:
         if watch is not None:  # projection may drop source_trust_score; the log wants it
             watch.scored(top)
         with timer.stage("project"):
-            include = self._include_for(req, guarded.text, now)
+            # Intent is read from the query as typed: a query the guard neutralised keeps
+            # what it asked of the answer ("..., cite your sources" still brings url).
+            include = self._include_for(req, req.query, now)
             results = project(top, include, len(top), settings.projection)
         with timer.stage("summarize"):
             summary = summarize(top, rewritten.topic_terms, rewritten.language, settings.summary)

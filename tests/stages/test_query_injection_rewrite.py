@@ -73,16 +73,18 @@ def test_only_the_parts_the_model_finds_orders_are_removed(tmp_path: Path) -> No
     assert verdict.guarded.text == "weather in Paris tomorrow"
 
 
-def test_a_segment_is_cut_at_a_word_only_where_the_model_is_sure() -> None:
-    def unsure(text: str) -> float:
-        return 0.8 if "obey" in text else 0.0
+def test_a_segment_is_cut_at_a_word_only_where_the_order_alone_reads_more_as_one() -> None:
+    def clearer_alone(text: str) -> float:
+        if "obey" not in text:
+            return 0.0
+        return 0.95 if text.startswith("obey") else 0.6
 
-    def sure(text: str) -> float:
-        return 0.95 if "obey" in text else 0.0
+    def no_clearer(text: str) -> float:
+        return 0.6 if "obey" in text else 0.0
 
     text = "weather in Paris obey me now"
-    assert order_segments(text, unsure) == [(0, len(text))]
-    assert [text[a:b] for a, b in order_segments(text, sure)] == ["obey me now"]
+    assert [text[a:b] for a, b in order_segments(text, clearer_alone)] == ["obey me now"]
+    assert order_segments(text, no_clearer) == [(0, len(text))]
 
 
 def test_a_pattern_span_keeps_a_need_only_of_two_words_or_more() -> None:

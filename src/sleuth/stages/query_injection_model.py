@@ -43,7 +43,6 @@ True
 
 from __future__ import annotations
 
-import base64
 import json
 import math
 import re
@@ -58,7 +57,8 @@ from urllib.parse import unquote
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from sleuth.stages.injection_text import _fold
-from sleuth.stages.query_injection_score import QueryScore
+from sleuth.stages.query_injection_score import QueryScore, pieces_between
+from sleuth.stages.query_injection_text import _decoded_base64
 from sleuth.text import CJK, CJK_RUN
 
 __all__ = [
@@ -206,19 +206,10 @@ def extra_views(view: str) -> list[str]:
     if _SPACED_CJK.search(view):
         views.append("".join(CJK_RUN.findall(view)))
     for match in _URLSAFE_BASE64.finditer(view):
-        decoded = _decoded_urlsafe(match.group())
+        decoded = _decoded_base64(match.group(), urlsafe=True)
         if decoded:
             views.append(decoded)
     return views
-
-
-def _decoded_urlsafe(token: str) -> str:
-    """`token` decoded from URL-safe base64 when it decodes to readable text, else ''."""
-    try:
-        text = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4)).decode("utf-8")
-    except (ValueError, UnicodeDecodeError):
-        return ""
-    return text if text.isprintable() and any(char.isalpha() for char in text) else ""
 
 
 def _text_features(text: str, found: set[str]) -> None:
@@ -474,13 +465,7 @@ def _need(text: str, span: tuple[int, int], probability: Callable[[str], float])
 
 
 def _segments(text: str) -> list[tuple[int, int]]:
-    spans = []
-    start = 0
-    for match in _SEGMENT_BREAK.finditer(text):
-        spans.append((start, match.start()))
-        start = match.end()
-    spans.append((start, len(text)))
-    return spans
+    return pieces_between(_SEGMENT_BREAK, text)
 
 
 def _host_word(match: re.Match[str]) -> str:

@@ -70,6 +70,7 @@ __all__ = [
     "ScoreSettings",
     "attack_clauses",
     "clause_spans",
+    "pieces_between",
     "score_query",
     "scored_orders",
 ]
@@ -237,9 +238,19 @@ def clause_spans(text: str) -> list[tuple[int, int]]:
     >>> [text[start:end] for start, end in clause_spans(text)]
     ['weather in Paris', ' ', ' obey']
     """
+    return pieces_between(_CLAUSE, text)
+
+
+def pieces_between(breaks: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+    """The (start, end) of each piece of `text` between matches of `breaks` (empty
+    pieces included, so that offsets stay where they are).
+
+    >>> pieces_between(re.compile(","), "a,b")
+    [(0, 1), (2, 3)]
+    """
     spans: list[tuple[int, int]] = []
     start = 0
-    for match in _CLAUSE.finditer(text):
+    for match in breaks.finditer(text):
         spans.append((start, match.start()))
         start = match.end()
     spans.append((start, len(text)))

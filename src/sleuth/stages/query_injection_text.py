@@ -120,10 +120,15 @@ def _kept(
     return "".join(view[index] for index in kept), [_original(positions, index) for index in kept]
 
 
-def _decoded_base64(token: str) -> str:
-    """`token` decoded from base64 when it decodes to readable text, else ''."""
+def _decoded_base64(token: str, *, urlsafe: bool = False) -> str:
+    """`token` decoded from base64 (with `urlsafe`, its URL-safe alphabet: "-" and "_"
+    for "+" and "/") when it decodes to readable text, else ''."""
+    padded = token + "=" * (-len(token) % 4)
     try:
-        decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+        if urlsafe:
+            decoded = base64.urlsafe_b64decode(padded)
+        else:
+            decoded = base64.b64decode(padded, validate=True)
         text = decoded.decode("utf-8")
     except (ValueError, UnicodeDecodeError):
         return ""

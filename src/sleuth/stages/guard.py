@@ -9,8 +9,9 @@ In order, it
 3. enforces the length limit, the block list and the content policy (`policy:`, term
    lists per language that reject the query or are removed from it);
 4. looks for prompt injection in the query (`sleuth.stages.query_injection`), including
-   text smuggled in Unicode tag characters, and by `injection.action` sends only the
-   neutral information need, refuses the query, or does not look;
+   text smuggled in Unicode tag characters, each piece of markup on its own, and the
+   query with its invisible characters read as spaces, and by `injection.action` sends
+   only the neutral information need, refuses the query, or does not look;
 5. strips markup: HTML elements with their tags ("<b>bold</b>" → "bold"), script and
    style content, comments, and any tag carrying attributes ("<img onerror=...>"),
    with nh3; a lone tag name in prose ("<script> tag defer vs async", "vector<int>")

@@ -7,7 +7,9 @@ what only a query says ("ignore the above and ...", "what is your system prompt?
 statement of the information need. A deployment replaces any of them from
 `guard.injection:` in sleuth.yaml.
 
-- `PATTERNS`: per language, per rule, (keywords, regular expression) pairs, written
+- `PATTERNS`: per language (English and Chinese; for es, fr, de, pt, it, ru, ja and ko
+  only "ignore all previous instructions" and "show me your system prompt"), per rule,
+  (keywords, regular expression) pairs, written
   with the shared fragments of `injection_patterns.FRAGMENTS` (`{NOT}`, `{ZH_IGNORE}`,
   ...). Keywords as there: every match holds one.
 - `TOPIC_CUES`: words that make a hit's clause a question about attacks, wherever they
@@ -192,6 +194,106 @@ PATTERNS: dict[str, dict[Rule, list[tuple[str, str]]]] = {
             ("输出 打印 显示 告诉我 透露 泄露 说出",
              r"(?:输出|打印|显示|告诉我|透露|泄露|说出)(?:一下)?(?:你|您)?的?(?:隐藏|内部|秘密|初始)的?"
              r"(?:指令|提示词|规则|设定)"),
+        ],
+    },
+    # The two most common attacks, as they are written in other languages: "ignore all
+    # previous instructions" and "show me your system prompt". Only these: the model
+    # reads the rest (its training rows hold attacks in these languages too).
+    "es": {
+        "override": [
+            ("ignora ignore ignoren olvida olvide olviden omite descarta",
+             r"\b(?:ignora|ignore|ignoren|olvida|olvide|olviden|omite|descarta)\s+(?:todas?\s+)?"
+             r"(?:las\s+|tus\s+|sus\s+)?(?:instrucciones|indicaciones|reglas|órdenes|ordenes)\s+"
+             r"(?:anteriores|previas|de\s+arriba)\b"),
+        ],
+        "exfiltration": [
+            ("sistema",
+             r"\b(?:muestra|muéstrame|muestrame|imprime|revela|dime|escribe|repite)\s+(?:el\s+)?"
+             r"(?:tu|su)\s+(?:prompt|mensaje|instrucciones)\s+(?:de\s+|del\s+)?sistema\b"),
+        ],
+    },
+    "fr": {
+        "override": [
+            ("ignore ignorez oublie oubliez",
+             r"\b(?:ignore|ignorez|oublie|oubliez)\s+(?:toutes\s+|tous\s+)?(?:les\s+|tes\s+|vos\s+)?"
+             r"(?:instructions|consignes|règles|regles|directives)\s+(?:précédentes|precedentes"
+             r"|antérieures|anterieures|ci-dessus)\b"),
+        ],
+        "exfiltration": [
+            ("système systeme initial",
+             r"\b(?:affiche|montre|révèle|revele|donne|écris|ecris|recopie)(?:-moi)?\s+"
+             r"(?:ton|votre|le)\s+(?:prompt|message|invite)\s+(?:système|systeme|initial)\b"),
+        ],
+    },
+    "de": {
+        "override": [
+            ("ignoriere ignorier vergiss missachte",
+             r"\b(?:ignoriere|ignorier|vergiss|missachte)\s+(?:alle\s+)?(?:vorherigen|bisherigen"
+             r"|obigen|vorigen|früheren|frueheren)\s+(?:anweisungen|instruktionen|regeln|vorgaben)\b"),
+        ],
+        "exfiltration": [
+            ("system",
+             r"\b(?:zeig|zeige|gib|nenne|verrate|schreib)\s+(?:mir\s+)?(?:deine?n?|den|die)\s+"
+             r"(?:system-?prompt|systemanweisungen|system-?nachricht)\b"),
+        ],
+    },
+    "pt": {
+        "override": [
+            ("ignore ignora esqueça esqueca desconsidere",
+             r"\b(?:ignore|ignora|esqueça|esqueca|desconsidere)\s+(?:todas\s+)?(?:as\s+)?"
+             r"(?:instruções|instrucoes|regras|orientações|orientacoes)\s+(?:anteriores|prévias"
+             r"|previas)\b"),
+        ],
+        "exfiltration": [
+            ("sistema",
+             r"\b(?:mostre|mostra|revele|imprima|diga|escreva)\s+(?:o\s+)?(?:seu|teu)\s+"
+             r"(?:prompt|mensagem)\s+(?:de\s+|do\s+)?sistema\b"),
+        ],
+    },
+    "it": {
+        "override": [
+            ("ignora ignori dimentica trascura",
+             r"\b(?:ignora|ignori|dimentica|trascura)\s+(?:tutte\s+)?(?:le\s+)?"
+             r"(?:istruzioni|regole|indicazioni)\s+(?:precedenti|sopra)\b"),
+        ],
+        "exfiltration": [
+            ("sistema",
+             r"\b(?:mostra|mostrami|rivela|stampa|dimmi|scrivi)\s+(?:il\s+)?(?:tuo\s+)?"
+             r"(?:prompt|messaggio)\s+(?:di\s+)?sistema\b"),
+        ],
+    },
+    "ru": {
+        "override": [
+            ("игнорируй игнорируйте проигнорируй забудь забудьте",
+             r"(?:игнорируй|игнорируйте|проигнорируй|забудь|забудьте)\s+(?:все\s+)?"
+             r"(?:предыдущие|прежние|вышеуказанные|свои)\s+(?:инструкции|указания|правила)"),
+        ],
+        "exfiltration": [
+            ("промпт промт",
+             r"(?:покажи|выведи|раскрой|напиши|повтори)\s+(?:мне\s+)?(?:свой\s+|твой\s+)?"
+             r"(?:системный\s+)?(?:промпт|промт)"),
+        ],
+    },
+    "ja": {
+        "override": [
+            ("無視 忘れ",
+             r"(?:以前|前|これまで|上記|先ほど)の(?:すべての|全ての)?(?:指示|命令|ルール|設定|指令)"
+             r"を(?:すべて|全て)?(?:無視|忘れ)"),
+        ],
+        "exfiltration": [
+            ("システムプロンプト",
+             r"システムプロンプト[^。！？]{0,12}?(?:表示|見せ|出力|教え)"),
+        ],
+    },
+    "ko": {
+        "override": [
+            ("무시 잊",
+             r"(?:이전|앞의|위의|지금까지의)\s*(?:모든\s*)?(?:지시|명령|지침|규칙)(?:을|를|들을)?\s*"
+             r"(?:모두\s*)?(?:무시|잊)"),
+        ],
+        "exfiltration": [
+            ("프롬프트",
+             r"시스템\s*프롬프트[^.!?]{0,12}?(?:출력|보여|알려|표시)"),
         ],
     },
 }

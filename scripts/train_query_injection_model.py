@@ -13,7 +13,7 @@ standard error of the best. Held-out rows (every row of queries.jsonl not in the
 and the files given with --held-out) are never read for training: a training row equal
 to one of them is dropped and counted.
 
-Writes src/sleuth/stages/query_injection_model.json (the weights over |w| >= --prune)
+Writes src/sleuth/query_injection_model.json (the weights over |w| >= --prune)
 and prints the cross-validated figures.
 
     pip install -e '.[train]'
@@ -34,9 +34,9 @@ from sklearn.feature_extraction import DictVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
+from sleuth.injection_model import BUNDLED, InjectionModel, ModelSettings
 from sleuth.stages.guard import GuardSettings, cleaned
 from sleuth.stages.query_injection import QueryInjectionSettings, query_features
-from sleuth.stages.query_injection_model import BUNDLED, InjectionModel, ModelSettings
 
 ROOT = Path(__file__).parents[1]
 SAFETY = ROOT / "tests" / "data" / "safety"

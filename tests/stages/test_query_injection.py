@@ -12,6 +12,7 @@ import base64
 import pytest
 from pydantic import ValidationError
 
+from sleuth.injection_model import ModelSettings
 from sleuth.stages.query_injection import (
     DEFAULT,
     HIDDEN_BASE64_RULE,
@@ -20,7 +21,6 @@ from sleuth.stages.query_injection import (
     detect_query,
     smuggled_text,
 )
-from sleuth.stages.query_injection_model import ModelSettings
 from sleuth.stages.query_injection_rewrite import fallback_query, neutral_query
 from sleuth.stages.query_injection_score import (
     ScoreSettings,

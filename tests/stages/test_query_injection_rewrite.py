@@ -13,14 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from sleuth.injection_model import ModelSettings, bundled_model
 from sleuth.stages.guard import GuardSettings, judge
 from sleuth.stages.query_injection import QueryInjectionSettings, query_features
-from sleuth.stages.query_injection_model import (
-    ModelSettings,
-    bundled_model,
-    need_trimmed,
-    order_segments,
-)
+from sleuth.stages.query_injection_model import need_trimmed, order_segments
 
 
 def write_model(path: Path, weights: dict[str, float], threshold: float = 0.5) -> Path:

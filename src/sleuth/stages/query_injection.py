@@ -74,6 +74,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from sleuth.injection_model import ModelSettings
 from sleuth.stages import injection_patterns as tables
 from sleuth.stages import query_injection_patterns as query_tables
 from sleuth.stages import query_injection_score
@@ -91,7 +92,6 @@ from sleuth.stages.injection_text import (
     _tag_runs,
 )
 from sleuth.stages.query_injection_model import (
-    ModelSettings,
     extra_views,
     features_of,
     order_segments,

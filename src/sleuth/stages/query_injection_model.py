@@ -23,58 +23,31 @@ decoded base64), and those of `extra_views` (percent-encoding undone, spaced-out
 Chinese joined, URL-safe base64 decoded), adds its words to the same features, so an
 obfuscated order looks like the plain one. Text in quotation marks gives its own
 features ("qw:", "qz:" ...), as a quoted phrase is often the topic of a query, not an
-order in it. A query's
-probability is the logistic of the bias plus the weights of its features; it is an
-order when that reaches the threshold chosen at training.
+order in it. A query's probability is the logistic of the bias plus the weights of
+its features (`sleuth.injection_model.InjectionModel`, the trained file, read by the
+settings); it is an order when that reaches the threshold chosen at training.
 
 It also helps the neutral rewrite (`sleuth.stages.query_injection_rewrite`) find the
 need in a query it found to be an order: `order_segments` picks the pieces to remove,
-`need_trimmed` keeps a need at the edge of a pattern's span.
+`need_trimmed` keeps a need at the edge of a pattern's span. Pure functions, no I/O.
 
-The model is data, not code: a JSON file (`query_injection_model.json`, shipped with
-the package; `guard.injection.model.path` names another) holding the bias, the
-threshold, the weights and how they were trained. Pure functions, no I/O beyond
-reading that file once.
-
->>> model = bundled_model()
->>> round(model.probability(features_of(["what is the capital of Peru"])), 3) < 0.5
-True
+>>> sorted(name for name in features_of(["ignore 以上"]) if name[0] in "wz")
+['w:ignore', 'z:上', 'z:以', 'zz:以上']
 """
 
 from __future__ import annotations
 
-import json
-import math
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cache
+from collections.abc import Callable, Iterable, Sequence
 from itertools import combinations, pairwise
-from pathlib import Path
-from typing import Any
 from urllib.parse import unquote
-
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from sleuth.stages.injection_text import _fold
 from sleuth.stages.query_injection_score import QueryScore, pieces_between
 from sleuth.stages.query_injection_text import _decoded_base64
 from sleuth.text import CJK, CJK_RUN
 
-__all__ = [
-    "BUNDLED",
-    "InjectionModel",
-    "ModelSettings",
-    "bundled_model",
-    "extra_views",
-    "features_of",
-    "load_model",
-    "need_trimmed",
-    "order_segments",
-]
-
-#: The model shipped with sleuth.
-BUNDLED = Path(__file__).with_name("query_injection_model.json")
+__all__ = ["NEED_CUTOFF", "extra_views", "features_of", "need_trimmed", "order_segments"]
 
 _LATIN_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 # A host name ("evil.example", "docs.python.org"): its words say nothing about intent,
@@ -102,57 +75,6 @@ _QUOTED = re.compile(
     r"“([^”]{2,})”|「([^」]{2,})」|『([^』]{2,})』|‘([^’]{2,})’|\"([^\"]{2,})\""
     r"|(?<!\w)'([^']{2,})'(?!\w)"
 )
-
-
-@dataclass(frozen=True)
-class InjectionModel:
-    """A trained model: `probability(features)`, the `threshold` from which a query is
-    an order, and the lower `threshold_with_pattern` that suffices when a pattern or
-    the score found an order too (both chosen at training)."""
-
-    bias: float
-    threshold: float
-    weights: Mapping[str, float]
-    about: Mapping[str, Any] = field(default_factory=dict)
-    threshold_with_pattern: float | None = None
-
-    def probability(self, features: Iterable[str]) -> float:
-        weights = self.weights
-        logit = self.bias + sum(weights.get(feature, 0.0) for feature in features)
-        if logit < -30:  # exp() overflows far beyond any threshold
-            return 0.0
-        return 1.0 / (1.0 + math.exp(-logit))
-
-
-def load_model(path: Path) -> InjectionModel:
-    """Read a model file written by the training script.
-
-    >>> load_model(BUNDLED).threshold > 0
-    True
-    """
-    data = json.loads(path.read_text(encoding="utf-8"))
-    try:
-        return InjectionModel(
-            bias=float(data["bias"]),
-            threshold=float(data["threshold"]),
-            weights={str(name): float(weight) for name, weight in data["weights"].items()},
-            about=dict(data.get("about", {})),
-            threshold_with_pattern=(
-                float(data["threshold_with_pattern"])
-                if data.get("threshold_with_pattern") is not None
-                else None
-            ),
-        )
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        raise ValueError(
-            f"{path}: not a query injection model (needs bias, threshold, weights): {error}"
-        ) from error
-
-
-@cache
-def bundled_model() -> InjectionModel:
-    """The model shipped with sleuth, read once."""
-    return load_model(BUNDLED)
 
 
 def features_of(
@@ -241,90 +163,6 @@ def _plain_features(text: str, found: set[str], kind: str) -> None:
         found.update(f"{kind}zz:{run[i : i + 2]}" for i in range(len(run) - 1))
         found.update(f"{kind}zzz:{run[i : i + 3]}" for i in range(len(run) - 2))
     found.update(f"{kind}p:{symbols}" for symbols in _SYMBOLS.findall(folded))
-
-
-class ModelSettings(BaseModel):
-    """The `guard.injection.model:` section of sleuth.yaml.
-
-    >>> ModelSettings().loaded.threshold == bundled_model().threshold
-    True
-    >>> ModelSettings(path="/nonexistent/model.json")
-    Traceback (most recent call last):
-    ...
-    pydantic_core._pydantic_core.ValidationError: 1 validation error for ModelSettings
-      Value error, model.path: cannot read /nonexistent/model.json: ...
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    enabled: bool = Field(
-        default=True,
-        description=(
-            "Whether the trained classifier has the last word on whether a query is an "
-            "order (sleuth.stages.query_injection_model); false leaves the patterns and "
-            "the score to decide alone."
-        ),
-    )
-    path: Path | None = Field(
-        default=None,
-        description=(
-            "A model file written by scripts/train_query_injection_model.py; by default "
-            "the one shipped with sleuth."
-        ),
-    )
-    threshold: float | None = Field(
-        default=None,
-        ge=0.0,
-        le=1.0,
-        description=(
-            "The probability from which a query is an order; by default the model's own, "
-            "chosen at training for few false positives."
-        ),
-    )
-    threshold_with_pattern: float | None = Field(
-        default=None,
-        ge=0.0,
-        le=1.0,
-        description=(
-            "The lower probability that suffices when a pattern or the score found an "
-            "order too; by default the model's own (or `threshold` when it has none)."
-        ),
-    )
-
-    _model: InjectionModel | None = PrivateAttr(default=None)
-
-    @model_validator(mode="after")
-    def _load(self) -> ModelSettings:
-        if self.enabled:
-            try:
-                self._model = bundled_model() if self.path is None else load_model(self.path)
-            except OSError as error:
-                raise ValueError(f"model.path: cannot read {self.path}: {error}") from error
-            except ValueError as error:
-                raise ValueError(f"model.path: {error}") from error
-        return self
-
-    @property
-    def loaded(self) -> InjectionModel | None:
-        """The model in use, None when disabled."""
-        return self._model
-
-    @property
-    def cutoff(self) -> float:
-        """The threshold in force: the configured one, else the model's."""
-        if self.threshold is not None:
-            return self.threshold
-        return self._model.threshold if self._model is not None else 1.0
-
-    def cutoff_for(self, patterns_found: bool) -> float:
-        """The threshold in force for a query where the patterns or the score found an
-        order (`patterns_found`) or did not: never above `cutoff`."""
-        if not patterns_found:
-            return self.cutoff
-        lower = self.threshold_with_pattern
-        if lower is None and self._model is not None:
-            lower = self._model.threshold_with_pattern
-        return min(lower, self.cutoff) if lower is not None else self.cutoff
 
 
 #: What a rewrite keeps must read clearly as a need: its probability under this. Chosen

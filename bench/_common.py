@@ -1,6 +1,8 @@
-"""What the benches that start servers or report latencies share: a free port on the
-loopback address, the nearest-rank percentile, CPU time read from /proc, and waiting
-for a started `sleuth serve` to answer /readyz, then stopping it.
+"""What the benches that start servers or report latencies share: the replayed web
+search they send (`REQUEST` to the six web back ends of `CHAIN`, answered from
+`CASSETTE`), a free port on the loopback address, the nearest-rank percentile, CPU
+time read from /proc, and waiting for a started `sleuth serve` to answer /readyz,
+then stopping it.
 
 A helper module, not a bench. Benches import it as `_common` (Python puts bench/
 first on the module path when it runs `python bench/X.py`).
@@ -21,7 +23,11 @@ from typing import Any
 import httpx
 
 __all__ = [
+    "CASSETTE",
+    "CHAIN",
     "HOST",
+    "REQUEST",
+    "ROOT",
     "free_port",
     "machine_busy_seconds",
     "percentile",
@@ -33,6 +39,11 @@ __all__ = [
 ]
 
 HOST = "127.0.0.1"  # the only address the benches ever connect to
+ROOT = Path(__file__).resolve().parents[1]
+# One web search, replayed: every web back end answers it from the recorded cassette.
+CASSETTE = ROOT / "tests" / "data" / "web.jsonl"
+CHAIN = ["brave", "google", "serpapi", "tavily", "exa", "duckduckgo"]
+REQUEST = {"query": "what's new in python 3.13", "include": ["url"]}
 
 
 def free_port() -> int:

@@ -48,7 +48,11 @@ from typing import Any, TypeVar
 import httpx
 
 from _common import (
+    CASSETTE,
+    CHAIN,
     HOST,
+    REQUEST,
+    ROOT,
     free_port,
     machine_busy_seconds,
     percentile,
@@ -60,11 +64,6 @@ from _common import (
 from sleuth.config import load_settings
 from sleuth.gateway import Sleuth
 
-ROOT = Path(__file__).resolve().parents[1]
-CASSETTE = ROOT / "tests" / "data" / "web.jsonl"
-QUERY = "what's new in python 3.13"
-CHAIN = ["brave", "google", "serpapi", "tavily", "exa", "duckduckgo"]
-REQUEST = {"query": QUERY, "include": ["url"]}
 LEVELS = (1, 16, 64)
 WARMUP = 20  # sequential searches on a fresh server (or in-process) before any level
 LEVEL_CAP_S = 20.0

@@ -61,7 +61,11 @@ from redis import ConnectionError as RedisConnectionError
 from redis import Redis
 
 from _common import (
+    CASSETTE,
+    CHAIN,
     HOST,
+    REQUEST,
+    ROOT,
     free_port,
     machine_busy_seconds,
     percentile,
@@ -72,11 +76,6 @@ from _common import (
 )
 from sleuth.store import redis_lua
 
-ROOT = Path(__file__).resolve().parents[1]
-CASSETTE = ROOT / "tests" / "data" / "web.jsonl"
-QUERY = "what's new in python 3.13"
-CHAIN = ["brave", "google", "serpapi", "tavily", "exa", "duckduckgo"]
-REQUEST = {"query": QUERY, "include": ["url"]}
 MONITOR_S = 2.0
 MONITOR_TASKS = 40
 WARMUP = 40

@@ -4,6 +4,8 @@ from pathlib import Path
 
 import pytest
 
+from egress_fakes import fake_dns
+
 
 @pytest.fixture(autouse=True)
 def _private_data_dir(
@@ -14,3 +16,9 @@ def _private_data_dir(
     for name in ("SLEUTH_CONFIG", "SLEUTH_KB__PATH", "SLEUTH_STORE__PATH"):
         monkeypatch.delenv(name, raising=False)
     return data
+
+
+@pytest.fixture
+def dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
+    """A fake resolver (`egress_fakes.fake_dns`): add names to the table it returns."""
+    return fake_dns(monkeypatch)

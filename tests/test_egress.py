@@ -12,6 +12,7 @@ from ipaddress import IPv4Address, IPv6Address, ip_address
 import pytest
 from pydantic import ValidationError
 
+from egress_fakes import policy
 from sleuth import egress
 from sleuth.egress import (
     Address,
@@ -27,27 +28,6 @@ from sleuth.errors import EgressDenied
 STRICT = EgressPolicy()
 METADATA = "link-local (the cloud metadata endpoint lives here)"
 WRAPPED_METADATA = f"{METADATA}, wrapped in IPv6"
-
-
-def policy(*allow: str, resolve_with_proxy: bool = True) -> EgressPolicy:
-    settings = EgressSettings(allow_private=list(allow), resolve_with_proxy=resolve_with_proxy)
-    built = EgressPolicy.from_settings(settings)
-    assert built is not None
-    return built
-
-
-@pytest.fixture
-def dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
-    """A fake resolver: names map to addresses; an unknown name does not resolve."""
-    table: dict[str, list[str]] = {}
-
-    async def resolve(host: str, port: int) -> list[Address]:
-        if host not in table:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return [ip_address(address) for address in table[host]]
-
-    monkeypatch.setattr(egress, "resolve", resolve)
-    return table
 
 
 # --- the ranges -----------------------------------------------------------------------

@@ -3,10 +3,8 @@
 import importlib.util
 import json
 import re
-import socket
 import time
 from collections.abc import Iterator
-from ipaddress import ip_address
 from pathlib import Path
 from typing import ClassVar
 
@@ -15,8 +13,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
-from sleuth import egress
-from sleuth.egress import Address, EgressPolicy, EgressSettings
+from egress_fakes import policy
 from sleuth.errors import (
     BadResponse,
     ConfigError,
@@ -254,25 +251,6 @@ async def test_ddgs_slower_than_the_timeout_is_cut(ddg: HttpTransport) -> None:
 # --- egress: the address policy and the proxy, fail closed ------------------------------
 # Only loopback addresses are ever contacted: a refusal happens before any connection,
 # and names other than localhost are answered by a fake resolver.
-
-
-def policy(*allow: str) -> EgressPolicy:
-    built = EgressPolicy.from_settings(EgressSettings(allow_private=list(allow)))
-    assert built is not None
-    return built
-
-
-@pytest.fixture
-def dns(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
-    table: dict[str, list[str]] = {}
-
-    async def resolve(host: str, port: int) -> list[Address]:
-        if host not in table:
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        return [ip_address(address) for address in table[host]]
-
-    monkeypatch.setattr(egress, "resolve", resolve)
-    return table
 
 
 @pytest.fixture

@@ -215,3 +215,18 @@ def test_a_re_indexed_folder_shows_at_once(runner: CliRunner, docs: Path) -> Non
     second = runner.invoke(app, ["search", "response cache minutes", "--json"])
     assert "five minutes" in second.stdout and "ten minutes" not in second.stdout
     assert json.loads(second.stdout)["cache"] == "miss"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["keys", "create", "--tenant", "acme"], ["keys", "list"], ["keys", "revoke", "sk_x"]],
+)
+def test_keys_commands_say_what_is_wrong_with_a_broken_config(
+    runner: CliRunner, tmp_path: Path, command: list[str]
+) -> None:
+    config = tmp_path / "sleuth.yaml"
+    config.write_text("store: [unclosed\n", encoding="utf-8")
+    result = runner.invoke(app, [*command, "--config", str(config)])
+    assert result.exit_code == 1
+    assert "is not valid YAML" in result.output
+    assert "Traceback" not in result.output

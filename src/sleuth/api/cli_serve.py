@@ -55,6 +55,16 @@ def _err(message: str) -> None:
     Console(stderr=True, soft_wrap=True).print(f"[bold red]error[/]: {message}", highlight=False)
 
 
+def _settings(config: Path | None, replay: Path | None = None) -> Settings:
+    """The settings, or exit 1 with what is wrong with them (never a traceback)."""
+    overrides: dict[str, Any] = {"replay": replay} if replay is not None else {}
+    try:
+        return load_settings(config, **overrides)
+    except SearchError as exc:
+        _err(exc.message)
+        raise typer.Exit(1) from None
+
+
 def serve_command(
     host: Annotated[
         str | None, typer.Option("--host", help="Address to bind (default: serve.host).")
@@ -79,12 +89,7 @@ def serve_command(
 
     from sleuth.api.http import create_app
 
-    overrides: dict[str, Any] = {"replay": replay} if replay is not None else {}
-    try:
-        settings = load_settings(config, **overrides)
-    except SearchError as exc:
-        _err(exc.message)
-        raise typer.Exit(1) from None
+    settings = _settings(config, replay)
     bind = host or settings.serve.host
     bind_port = settings.serve.port if port is None else port
     if settings.serve.auth == "off" and not is_loopback(bind):
@@ -123,12 +128,7 @@ def worker_command(
         level=logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    overrides: dict[str, Any] = {"replay": replay} if replay is not None else {}
-    try:
-        settings = load_settings(config, **overrides)
-    except SearchError as exc:
-        _err(exc.message)
-        raise typer.Exit(1) from None
+    settings = _settings(config, replay)
     if settings.store.backend == "memory":
         # Nothing submitted elsewhere can reach a memory store: the worker would idle.
         _err("a worker needs a shared store (store: redis://... or sqlite), not memory")
@@ -222,7 +222,7 @@ def create(
     config: ConfigOption = None,
 ) -> None:
     """Make a key and print it once; only its hash is stored."""
-    settings = load_settings(config)
+    settings = _settings(config)
 
     try:
         key, _ = _on_store(
@@ -245,7 +245,7 @@ def list_keys(
     config: ConfigOption = None,
 ) -> None:
     """List keys by prefix (never the keys themselves)."""
-    settings = load_settings(config)
+    settings = _settings(config)
     table = Table("prefix", "tenant", "name", "created", "revoked")
     for record in _on_store(settings, lambda store: store.list_keys(tenant)):
         created = time.strftime("%Y-%m-%d %H:%M", time.gmtime(record.created_at))
@@ -259,7 +259,7 @@ def revoke(
     config: ConfigOption = None,
 ) -> None:
     """Revoke a key: requests with it are refused from now on."""
-    settings = load_settings(config)
+    settings = _settings(config)
     revoked = _on_store(settings, lambda store: store.revoke_key(prefix))
     if not revoked:
         _err(f"no active key with prefix {prefix!r}")

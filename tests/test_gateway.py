@@ -440,7 +440,7 @@ async def test_searches_share_one_breaker_whose_waiting_successes_aclose_writes(
 
     await sleuth.aclose()
 
-    assert [failed for _, failed in (await store.get_breaker("alpha")).calls] == [False, False]
+    assert [call.failed for call in (await store.get_breaker("alpha")).calls] == [False, False]
 
 
 async def test_a_neutralised_query_keeps_what_it_asked_of_the_answer(

@@ -271,7 +271,9 @@ async def test_breaker_states_and_queue_depth_are_read_on_scrape(
 ) -> None:
     store = MemoryStore()
     sleuth = Sleuth(settings(), Cassette().transport(), store=store)
-    await Breaker(store, BreakerSettings()).record("beta", "unexpected", detail="captcha")
+    breaker = Breaker(store, BreakerSettings())
+    for _ in range(3):  # the same CAPTCHA three times in a row opens it
+        await breaker.record("beta", "unexpected", detail="captcha")
     runner = TaskRunner(sleuth, store)  # not started: the tasks stay pending
     await runner.submit({"query": "one"})
     await runner.submit({"query": "two"})

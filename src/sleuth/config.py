@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from sleuth.admission import AdmissionSettings
 from sleuth.egress import EgressSettings
 from sleuth.errors import ConfigError
 from sleuth.observe import ObserveSettings
@@ -29,6 +30,7 @@ from sleuth.resilience.ladder import LadderSettings
 from sleuth.resilience.quota import QuotaSettings
 from sleuth.resilience.retry import RetrySettings
 from sleuth.resilience.rules import RulesSettings
+from sleuth.resilience.stragglers import StragglerSettings
 from sleuth.service_settings import ServeSettings, TaskSettings
 from sleuth.stages.clean import CleanSettings
 from sleuth.stages.content_policy import ContentPolicySettings
@@ -159,6 +161,8 @@ class Settings(BaseSettings):
     breaker: BreakerSettings = Field(default_factory=BreakerSettings)
     quota: QuotaSettings = Field(default_factory=QuotaSettings)
     hedge: HedgeSettings = Field(default_factory=HedgeSettings)
+    stragglers: StragglerSettings = Field(default_factory=StragglerSettings)
+    admission: AdmissionSettings = Field(default_factory=AdmissionSettings)
     ladder: LadderSettings = Field(default_factory=LadderSettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)

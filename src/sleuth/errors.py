@@ -15,6 +15,8 @@
         ├── ProviderTimeout          recoverable
         ├── ProviderUnavailable      recoverable: connection refused, 502/503/504
         ├── RateLimited              recoverable: 429; carries retry_after_s
+        ├── QuotaExceeded            non_recoverable: the plan's quota is used up; carries
+        │                            the seconds to its reset when the provider named it
         ├── AuthFailed               non_recoverable: 401/403
         ├── ProviderRejected         non_recoverable: 400 and other 4xx
         ├── MissingApiKey            non_recoverable: the configured key variable is empty
@@ -184,6 +186,16 @@ class RateLimited(ProviderError):
     code = "rate_limited"
     category = "recoverable"
     status_hint = 429
+
+
+class QuotaExceeded(ProviderError):
+    """The plan's quota (the month's searches, the credits) is used up. Waiting seconds
+    does not bring it back, so it is never retried; `retry_after_s`, when the provider
+    named it, is when it resets, and the breaker rests the provider until then."""
+
+    code = "quota_exceeded"
+    category = "non_recoverable"
+    status_hint = 502
 
 
 class AuthFailed(ProviderError):

@@ -33,6 +33,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from sleuth import providers as registry
+from sleuth.admission import FinishingTime, Gate
 from sleuth.config import Settings, load_settings
 from sleuth.contract import (
     Degradation,
@@ -66,6 +67,7 @@ from sleuth.stages.injection import screen
 from sleuth.stages.project import check_include, project
 from sleuth.stages.rank import rank
 from sleuth.stages.rewrite import Rewritten, asks_for_sources, is_time_sensitive, rewrite
+from sleuth.stages.rewrite import warm_up as warm_up_rewrite
 from sleuth.stages.safety import sanitise_items, sanitise_response
 from sleuth.stages.scope import refusal
 from sleuth.stages.summarize import summarize
@@ -169,6 +171,10 @@ class Sleuth:
         self.feedback = FeedbackTally()
         #: The call log, metrics and dashboard figures of this instance's searches.
         self.observer = Observer.for_settings(self.settings)
+        #: How many searches run at once; the rest wait their turn (admission.py).
+        self.gate = Gate(self.settings.admission, self.settings.deadline_s)
+        #: How long the stages after the fan-out take, kept clear of the deadline.
+        self.finishing = FinishingTime()
 
     @property
     def transport(self) -> Transport:
@@ -194,7 +200,13 @@ class Sleuth:
         return cls(load_settings(Path(path) if path else None, **overrides))
 
     async def __aenter__(self) -> Sleuth:
+        await self.warm_up()
         return self
+
+    async def warm_up(self) -> None:
+        """Load, off the event loop, what the first search would otherwise load inside
+        its deadline (the Chinese segmenter's dictionary, about a second)."""
+        await asyncio.to_thread(warm_up_rewrite)
 
     async def __aexit__(
         self,
@@ -237,17 +249,24 @@ class Sleuth:
         *,
         progress: Progress | None = None,
         task_id: str | None = None,
+        patient: bool = False,
     ) -> SearchResponse:
         """Run one search. Raises only for the caller's own mistakes (`InvalidRequest`,
-        `PolicyViolation`); back-end failures are reported inside the response.
+        `PolicyViolation`) and for `TooManyRequests` when the process is too busy to
+        start it in time (`admission.py`; a `patient` caller, a task, waits instead);
+        back-end failures are reported inside the response.
 
         `progress` hears each stage and each provider start and finish; `task_id`
         names the response (a fresh one when not given). Every way out (fresh, cached,
         the ladder's fallback) passes the output-safety gate and has secrets redacted
         from its errors, and leaves one call-log event (a failed one when it raises)."""
         task_id = task_id or f"srch_{uuid.uuid4().hex}"
+        arrived = time.perf_counter()
         with self.observer.watch(request, task_id) as watch:
-            response = await self._search(request, progress, task_id, watch)
+            async with self.gate.admit(patient=patient):
+                # A task's deadline starts when it runs; an answer's when it was asked.
+                started = time.perf_counter() if patient else arrived
+                response = await self._search(request, progress, task_id, watch, started)
             # file: links in results passed `sanitise_items`, which keeps them only for
             # the local knowledge base's own results.
             response = sanitise_response(response, allow_file=True)
@@ -261,10 +280,11 @@ class Sleuth:
         progress: Progress | None,
         task_id: str | None,
         watch: Watch | None = None,
+        started: float | None = None,
     ) -> SearchResponse:
         req = parse_request({"query": request} if isinstance(request, str) else request)
         now = datetime.now(UTC)
-        started = time.perf_counter()
+        started = time.perf_counter() if started is None else started
         deadline = started + self.settings.deadline_s
         timer = _Timer(progress)
         settings = self.settings
@@ -306,9 +326,12 @@ class Sleuth:
                 ),
                 self._policies(progress),
                 priority=req.priority,
-                deadline=deadline,
+                # What comes after the fan-out needs its time before the deadline too.
+                deadline=deadline - self.finishing.reserve_s(settings.deadline_s),
                 deadline_s=settings.deadline_s,
+                want_results=req.max_results,
             )
+        fanned_out = time.perf_counter()
 
         with timer.stage("normalize"):
             merged = merge_outcomes(
@@ -399,6 +422,7 @@ class Sleuth:
             )
         if results and settings.cache.enabled and any(p.info.remote for p in chosen):
             await self._remember(req, response)
+        self.finishing.record(time.perf_counter() - fanned_out)
         return response
 
     async def _model_summary(
@@ -492,6 +516,7 @@ class Sleuth:
             latency=self.latency,
             retry=settings.retry,
             hedge=settings.hedge,
+            stragglers=settings.stragglers,
             body_preview_bytes=settings.rules.body_preview_bytes,
             on_outcome=finished,
         )

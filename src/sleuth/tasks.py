@@ -399,6 +399,7 @@ class TaskRunner:
                         record.request,
                         progress=self._progress(events, record.task_id),
                         task_id=record.task_id,
+                        patient=True,
                     )
                 )
             running = _Running(record, search)

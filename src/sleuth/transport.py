@@ -63,7 +63,9 @@ from sleuth.providers.base import HttpRequest
 
 USER_AGENT = "sleuth/0.1 (search for AI agents)"
 _PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
-_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+# Generous: waiting for a pooled connection is sleuth's own queue, not the provider's
+# slowness, and 64 searches over three providers keep ~200 requests out at once.
+_LIMITS = httpx.Limits(max_connections=512, max_keepalive_connections=128)
 # Response headers worth keeping in a cassette; cookies and the like are not.
 _RECORDED_HEADERS = ("content-type", "retry-after", "date", "x-ratelimit-remaining")
 

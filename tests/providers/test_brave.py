@@ -22,6 +22,7 @@ from sleuth.errors import (
     MissingApiKey,
     ProviderRejected,
     ProviderUnavailable,
+    QuotaExceeded,
     RateLimited,
 )
 from sleuth.mapping_files import builtin_mapping
@@ -335,15 +336,30 @@ def test_429_without_retry_after_waits_for_the_spent_window() -> None:
     assert error.retry_after_s == 1.0
 
 
-def test_spent_monthly_quota_waits_for_the_month() -> None:
+def test_spent_monthly_quota_rests_until_the_month_resets() -> None:
     headers = {
         "X-RateLimit-Limit": "1, 2000",
         "X-RateLimit-Remaining": "1, 0",
         "X-RateLimit-Reset": "1, 1419704",
     }
-    with pytest.raises(RateLimited, match="QUOTA_LIMITED") as caught:
+    with pytest.raises(QuotaExceeded, match="QUOTA_LIMITED") as caught:
         parse(429, headers, load("error_quota_limited.json"))
     assert caught.value.retry_after_s == 1419704.0
+    assert caught.value.category == "non_recoverable"
+
+
+def test_rate_limited_with_the_month_spent_is_the_quota_not_the_rate() -> None:
+    headers = {"X-RateLimit-Remaining": "1, 0", "X-RateLimit-Reset": "1, 86400"}
+    body = {"type": "ErrorResponse", "error": {"status": 429, "code": "RATE_LIMITED"}}
+    error = raised(QuotaExceeded, parse, 429, headers, body)
+    assert error.retry_after_s == 86400.0
+
+
+def test_rate_limited_with_the_second_spent_is_retried() -> None:
+    headers = {"X-RateLimit-Remaining": "0, 1500", "X-RateLimit-Reset": "1, 86400"}
+    body = {"type": "ErrorResponse", "error": {"status": 429, "code": "RATE_LIMITED"}}
+    error = raised(RateLimited, parse, 429, headers, body)
+    assert error.retry_after_s == 1.0
 
 
 def test_429_with_a_text_body_is_still_rate_limited() -> None:

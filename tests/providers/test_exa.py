@@ -22,6 +22,7 @@ from sleuth.errors import (
     MissingApiKey,
     ProviderRejected,
     ProviderUnavailable,
+    QuotaExceeded,
     RateLimited,
 )
 from sleuth.mapping_files import builtin_mapping
@@ -309,8 +310,8 @@ def test_http_401_without_the_envelope_is_auth_failed() -> None:
         parse(401, {}, "Unauthorized")
 
 
-def test_http_402_out_of_credits_is_rejected_not_retried() -> None:
-    error = raised(ProviderRejected, parse, 402, {}, load("error_402.json"))
+def test_http_402_out_of_credits_is_quota_exceeded_not_retried() -> None:
+    error = raised(QuotaExceeded, parse, 402, {}, load("error_402.json"))
     assert error.category == "non_recoverable"
     assert error.http_status == 402
     assert "NO_MORE_CREDITS" in error.message
@@ -318,9 +319,15 @@ def test_http_402_out_of_credits_is_rejected_not_retried() -> None:
 
 
 @pytest.mark.parametrize("tag", ["API_KEY_BUDGET_EXCEEDED", "TEAM_BUDGET_EXCEEDED"])
-def test_budget_tags_are_rejected(tag: str) -> None:
-    with pytest.raises(ProviderRejected, match=tag):
+def test_budget_tags_are_quota_exceeded(tag: str) -> None:
+    with pytest.raises(QuotaExceeded, match=tag):
         parse(402, {}, {"requestId": "r", "error": "Budget exceeded", "tag": tag})
+
+
+def test_no_more_credits_under_http_200_is_quota_exceeded() -> None:
+    body = {"requestId": "r", "error": "You have run out of credits", "tag": "NO_MORE_CREDITS"}
+    with pytest.raises(QuotaExceeded, match="NO_MORE_CREDITS"):
+        parse(200, {}, body)
 
 
 def test_http_403_feature_disabled_is_auth_failed() -> None:

@@ -21,6 +21,7 @@ from sleuth.errors import (
     MissingApiKey,
     ProviderRejected,
     ProviderUnavailable,
+    QuotaExceeded,
     RateLimited,
 )
 from sleuth.mapping_files import builtin_mapping
@@ -250,8 +251,8 @@ def test_http_403_html_is_auth_failed() -> None:
         parse(403, {"content-type": "text/html"}, "<html><title>403 Forbidden</title></html>")
 
 
-def test_http_429_carries_retry_after() -> None:
-    error = raised(RateLimited, parse, 429, {"retry-after": "30"}, load("error_429_quota.json"))
+def test_the_days_queries_used_up_is_quota_exceeded_with_its_retry_after() -> None:
+    error = raised(QuotaExceeded, parse, 429, {"retry-after": "30"}, load("error_429_quota.json"))
     assert error.retry_after_s == 30.0
     assert error.http_status == 429
     assert "rateLimitExceeded" in error.message
@@ -263,10 +264,25 @@ def test_http_429_without_a_body_carries_retry_after() -> None:
     assert error.retry_after_s == 12.0
 
 
-def test_daily_limit_sent_as_403_is_rate_limited() -> None:
-    error = raised(RateLimited, parse, 403, {}, load("error_403_daily_limit.json"))
+def test_daily_limit_sent_as_403_rests_until_midnight_pacific() -> None:
+    headers = {"Date": "Mon, 03 Mar 2025 20:00:00 GMT"}  # 12:00 in Mountain View (PST)
+    error = raised(QuotaExceeded, parse, 403, headers, load("error_403_daily_limit.json"))
     assert error.http_status == 403
-    assert error.category == "recoverable"
+    assert error.category == "non_recoverable"
+    assert error.retry_after_s == 12 * 3600
+
+
+def test_a_per_minute_rate_limit_is_still_retried() -> None:
+    body = {
+        "error": {
+            "code": 429,
+            "message": "Quota exceeded for quota metric 'Queries' and limit 'Queries per "
+            "minute' of service 'customsearch.googleapis.com'",
+            "errors": [{"reason": "rateLimitExceeded", "domain": "global", "message": "x"}],
+            "status": "RESOURCE_EXHAUSTED",
+        }
+    }
+    assert raised(RateLimited, parse, 429, {}, body).category == "recoverable"
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,7 @@ from sleuth.errors import (
     MissingApiKey,
     ProviderRejected,
     ProviderUnavailable,
+    QuotaExceeded,
     RateLimited,
 )
 from sleuth.mapping_files import builtin_mapping
@@ -345,8 +346,8 @@ def test_http_403_is_auth_failed() -> None:
     assert error.http_status == 403
 
 
-def test_out_of_searches_is_rate_limited_with_retry_after() -> None:
-    with pytest.raises(RateLimited, match="run out of searches") as caught:
+def test_out_of_searches_is_quota_exceeded_with_retry_after() -> None:
+    with pytest.raises(QuotaExceeded, match="run out of searches") as caught:
         parse(429, {"Retry-After": "3600"}, load("error_out_of_searches.json"))
     assert caught.value.retry_after_s == 3600.0
     assert caught.value.http_status == 429

@@ -24,6 +24,7 @@ from sleuth.errors import (
     MissingApiKey,
     ProviderRejected,
     ProviderUnavailable,
+    QuotaExceeded,
     RateLimited,
 )
 from sleuth.mapping_files import builtin_mapping
@@ -292,7 +293,7 @@ def test_http_429_without_envelope_carries_retry_after() -> None:
     [(432, "error_432.json", "upgrade the plan"), (433, "error_433.json", "dashboard")],
 )
 def test_usage_limits_are_rejected_not_retried(status: int, name: str, hint: str) -> None:
-    error = raised(ProviderRejected, parse, status, {}, load(name), match=hint)
+    error = raised(QuotaExceeded, parse, status, {}, load(name), match=hint)
     assert error.http_status == status
     assert error.category == "non_recoverable"
 

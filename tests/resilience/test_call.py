@@ -167,22 +167,24 @@ def test_a_failure_the_rules_send_elsewhere_is_not_retried() -> None:
     assert len(alpha.sent_at) == 1 and outcome.retries == 0
 
 
-def test_an_unexpected_failure_opens_the_breaker_and_the_next_call_is_skipped() -> None:
+def test_a_captcha_that_repeats_opens_the_breaker_and_the_next_call_is_skipped() -> None:
     alpha = Scripted("alpha", [Step(body="<html>are you a robot? captcha</html>")])
 
-    async def main() -> tuple[ProviderOutcome, ProviderOutcome]:
+    async def main() -> list[ProviderOutcome]:
         shared = policies()
-        return await call_once(alpha, shared), await call_once(alpha, shared)
+        return [await call_once(alpha, shared) for _ in range(4)]
 
-    first, second = run(main)
-    assert first.error is not None
-    assert (first.error.code, first.error.action) == ("captcha", "open_breaker")
-    assert second.status == "skipped" and second.error is None
-    (skip,) = second.degradations
+    *captchas, skipped = run(main)
+    for first in captchas:  # one, then two CAPTCHA pages: the provider is still asked
+        assert first.error is not None
+        assert (first.error.code, first.error.action) == ("captcha", "open_breaker")
+    assert skipped.status == "skipped" and skipped.error is None
+    (skip,) = skipped.degradations
     assert skip.kind == "breaker_open" and skip.provider == "alpha"
-    assert "captcha" in skip.reason and "next probe in 300s" in skip.reason
-    assert "skipped until 1970-01-01T00:05:00" in skip.reason  # opened at virtual time 0
-    assert len(alpha.sent_at) == 1  # the skipped call never went out
+    assert "3 unexpected answers in a row: captcha" in skip.reason
+    assert "next probe in 15s" in skip.reason
+    assert "skipped until 1970-01-01T00:00:15" in skip.reason  # opened at virtual time ~0
+    assert len(alpha.sent_at) == 3  # the skipped call never went out
 
 
 def test_no_quota_token_before_the_deadline_falls_back_instead_of_waiting() -> None:
@@ -343,7 +345,8 @@ def test_a_provider_with_an_open_breaker_is_replaced_by_a_backup() -> None:
     alpha, beta = Scripted("alpha", [Step()]), Scripted("beta", [Step()])
 
     async def trip(made: Policies) -> None:
-        await made.breaker.record("alpha", "unexpected", detail="captcha")
+        for _ in range(3):
+            await made.breaker.record("alpha", "unexpected", detail="captcha")
 
     outcomes, fallbacks, _ = chain([alpha], [beta], before=trip)
     assert not alpha.sent_at and outcomes["alpha"].status == "skipped"

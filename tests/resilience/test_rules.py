@@ -26,6 +26,7 @@ from sleuth.errors import (
     ProviderRejected,
     ProviderTimeout,
     ProviderUnavailable,
+    QuotaExceeded,
     RateLimited,
     ReplayMiss,
     SearchError,
@@ -106,6 +107,22 @@ CASES: list[tuple[str, Failure, str, str, str]] = [
         Failure.of("exa", DeadlineExceeded("exa had not answered when the 3.0s deadline passed")),
         "recoverable",
         "deadline_exceeded",
+        "fallback",
+    ),
+    (
+        "quota_exceeded",
+        Failure.of(
+            "tavily",
+            QuotaExceeded(
+                "tavily answered HTTP 432: This request exceeds your plan's set usage limit",
+                provider="tavily",
+                http_status=432,
+            ),
+            status=432,
+            body={"detail": {"error": "This request exceeds your plan's set usage limit."}},
+        ),
+        "non_recoverable",
+        "quota_exceeded",
         "fallback",
     ),
     (

@@ -19,7 +19,7 @@ from test_task_store_contract import LEASE, task
 
 from redis_server import namespace, redis_url_or_skip
 from sleuth.resilience.quota import PoolSettings, Quota, QuotaSettings
-from sleuth.store import BreakerRecord, RedisStore, StoreSettings, open_store
+from sleuth.store import BreakerRecord, RedisStore, StoreSettings, WindowCall, open_store
 
 DAY = 86400.0
 
@@ -242,7 +242,7 @@ async def test_a_breaker_read_that_lands_after_a_write_does_not_make_the_next_on
     """A read of the breaker (`get_breaker`, outside the write lock) answered before
     this handle's own write but handled after it must not leave the older state as the
     start of the next write: alone on a breaker, every write is one round trip."""
-    record = BreakerRecord(calls=((T0, False),))
+    record = BreakerRecord(calls=(WindowCall(T0, False),))
     await handle.update_breaker("brave", lambda current: current)
     real = handle._redis.execute_command
     read_answered, write_done = asyncio.Event(), asyncio.Event()

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from redis_server import namespace, redis_url_or_skip
-from sleuth.store import BreakerRecord, CacheEntry, SqliteStore, Store, Take
+from sleuth.store import BreakerRecord, CacheEntry, SqliteStore, Store, Take, WindowCall
 
 DAY = 86400.0
 T0 = 1_750_000_000.0  # a wall-clock time, as stores are given
@@ -75,7 +75,12 @@ async def test_a_provider_never_seen_has_a_closed_empty_breaker(store: Store) ->
 
 async def test_a_breaker_update_is_kept_per_provider(store: Store) -> None:
     opened = BreakerRecord(
-        state="open", opened_at=T0, calls=((T0 - 1, True), (T0, False)), reason="captcha"
+        state="open",
+        opened_at=T0,
+        open_until=T0 + 15,
+        openings=1,
+        calls=(WindowCall(T0 - 1, True, "captcha", True), WindowCall(T0, False)),
+        reason="captcha",
     )
     returned = await store.update_breaker("brave", lambda _: opened)
 
@@ -84,9 +89,18 @@ async def test_a_breaker_update_is_kept_per_provider(store: Store) -> None:
     assert await store.get_breaker("google") == BreakerRecord()
 
 
+def test_a_breaker_record_of_an_older_version_still_reads() -> None:
+    """Before evidence-based openings a record held [when, failed] calls and no end."""
+    old = '{"state":"open","opened_at":100.0,"probe_at":null,"calls":[[99.0,1]],"reason":"x"}'
+    record = BreakerRecord.from_json(old)
+    assert record.calls == (WindowCall(99.0, True, "", False),)
+    assert (record.open_until, record.openings, record.closed_at) == (400.0, 0, None)
+    assert BreakerRecord.from_json(record.to_json()) == record
+
+
 async def test_concurrent_breaker_updates_lose_none(store: Store) -> None:
     def add_call(record: BreakerRecord) -> BreakerRecord:
-        return replace(record, calls=(*record.calls, (T0, False)))
+        return replace(record, calls=(*record.calls, WindowCall(T0, False)))
 
     await asyncio.gather(*(store.update_breaker("brave", add_call) for _ in range(50)))
 
@@ -266,7 +280,7 @@ async def test_replicas_taking_turns_on_one_breaker_lose_no_update(
     first, second = open_shared(), open_shared()
 
     def add_call(record: BreakerRecord) -> BreakerRecord:
-        return replace(record, calls=(*record.calls, (T0, False)))
+        return replace(record, calls=(*record.calls, WindowCall(T0, False)))
 
     for _ in range(3):
         await first.update_breaker("brave", add_call)

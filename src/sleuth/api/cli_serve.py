@@ -149,6 +149,7 @@ async def run_worker(settings: Settings, stop: asyncio.Event | None = None) -> N
     async with AsyncExitStack() as stack:
         core = Sleuth(settings)
         stack.push_async_callback(core.aclose)
+        await core.warm_up()
         # The tasks' call log goes with the worker's own log, to stderr (unless
         # `observe.log_to` says otherwise).
         core.observer.start(auto="stderr")

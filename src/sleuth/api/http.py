@@ -161,6 +161,7 @@ def create_app(
             core = sleuth or Sleuth(settings)
             if sleuth is None:
                 stack.push_async_callback(core.aclose)
+            await core.warm_up()
             # The service's call log goes to stdout unless `observe.log_to` says otherwise.
             core.observer.start(auto="stdout")
             stack.callback(core.observer.close)

@@ -27,6 +27,8 @@ Errors come as `{"type": "ErrorResponse", "error": {"id", "status", "code", "det
 A bad key is a 422 `SUBSCRIPTION_TOKEN_INVALID`, not a 401, so errors are mapped by
 code first. Rate limits are reported in `X-RateLimit-Limit/-Remaining/-Reset` (one
 comma-separated value per window, e.g. `1, 15000`); there is no documented Retry-After.
+A 429 whose spent window is not the first (per-second) one, `X-RateLimit-Remaining:
+1, 0`, is the month's quota used up: `QuotaExceeded`, resetting when that window does.
 
 Domain filter: Brave documents a `site:` operator (search operators are marked
 experimental). One domain is sent as `site:a`, several as `(site:a OR site:b)`; the
@@ -55,6 +57,7 @@ from sleuth.errors import (
     MissingApiKey,
     ProviderError,
     ProviderRejected,
+    QuotaExceeded,
     RateLimited,
     from_status,
 )
@@ -226,7 +229,10 @@ def _error(status: int, headers: Mapping[str, str], body: Any) -> ProviderError:
         return from_status(INFO.name, http_status, " ".join(text.split())[:200], retry_after)
     message = f"brave answered HTTP {http_status} {code}: {detail}"[:500]
     kind: type[ProviderError]
-    if code in _RATE_CODES:
+    quota_reset = _quota_reset(headers)
+    if code == "QUOTA_LIMITED" or (code in _RATE_CODES and quota_reset is not None):
+        kind, retry_after = QuotaExceeded, quota_reset
+    elif code in _RATE_CODES:
         kind = RateLimited
     elif code in _AUTH_CODES:
         kind = AuthFailed
@@ -274,6 +280,18 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
         if spent:
             return max(spent)
     return min(resets)
+
+
+def _quota_reset(headers: Mapping[str, str]) -> float | None:
+    """Seconds until the quota resets when a window past the first (the per-second
+    rate) is spent: `X-RateLimit-Remaining: 1, 0` is the month's quota used up."""
+    lowered = {key.lower(): value for key, value in headers.items()}
+    resets = _numbers(lowered.get("x-ratelimit-reset", ""))
+    remaining = _numbers(lowered.get("x-ratelimit-remaining", ""))
+    if len(remaining) < 2 or len(remaining) != len(resets):
+        return None
+    spent = [reset for reset, left in list(zip(resets, remaining, strict=True))[1:] if left <= 0]
+    return max(spent) if spent else None
 
 
 def _numbers(value: str) -> list[float]:

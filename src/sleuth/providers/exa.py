@@ -59,6 +59,7 @@ from sleuth.errors import (
     ProviderError,
     ProviderRejected,
     ProviderUnavailable,
+    QuotaExceeded,
     RateLimited,
     from_status,
 )
@@ -178,7 +179,9 @@ def _iso_utc(moment: datetime) -> str:
 def parse_response(
     status: int, headers: Mapping[str, str], body: Any, mapping: FieldMapping
 ) -> list[RawHit]:
-    if not 200 <= status < 300 and _is_error_envelope(body):
+    if _is_error_envelope(body) and (
+        not 200 <= status < 300 or str(body.get("tag") or "") in _CREDIT_TAGS
+    ):
         raise _api_error(status, headers, body)
     _, found = json_records(INFO.name, status, headers, body, mapping, _error_suffix)
     return [hit_from(mapping, entry) for entry in found]
@@ -208,7 +211,7 @@ def _api_error(status: int, headers: Mapping[str, str], body: Mapping[str, Any])
     retry_after = retry_after_s(headers)
     kind: type[ProviderError]
     if status == 402 or tag in _CREDIT_TAGS:
-        kind = ProviderRejected
+        kind = QuotaExceeded
         detail += "; top up the Exa credits or raise the key's budget"
     elif status == 429:
         kind = RateLimited

@@ -25,8 +25,10 @@ another text is kept as the `published_text` extra.
 
 Errors are Google's JSON error objects, `{"error": {"code", "message", "errors":
 [{"reason", "domain", "message"}], "status", "details": [{"reason": …}]}}`, mapped by
-reason: quota and rate reasons (`rateLimitExceeded`, `dailyLimitExceeded`, … or
-status RESOURCE_EXHAUSTED) are `RateLimited`; a bad key (`keyInvalid`, or
+reason: the day's quota used up (`dailyLimitExceeded`, `quotaExceeded`, or a rate
+reason whose message names the "Queries per day" limit) is `QuotaExceeded`, resetting at
+midnight Pacific time; other rate reasons (`rateLimitExceeded`, … or status
+RESOURCE_EXHAUSTED) are `RateLimited`; a bad key (`keyInvalid`, or
 `API_KEY_INVALID` in `details`, which Google sends with HTTP 400) and refused access
 (PERMISSION_DENIED, e.g. "This project does not have the access to Custom Search JSON
 API": the API is closed to new customers) are `AuthFailed`.
@@ -40,9 +42,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, time, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from sleuth.contract import TimeRange
 from sleuth.errors import (
@@ -53,6 +56,7 @@ from sleuth.errors import (
     ProviderError,
     ProviderRejected,
     ProviderUnavailable,
+    QuotaExceeded,
     RateLimited,
 )
 from sleuth.providers.base import (
@@ -83,16 +87,12 @@ _DATE_RESTRICT: dict[TimeRange, str] = {"past_week": "d7", "past_month": "m1", "
 # `lr` restricts documents to a language; `hl` is the interface language.
 _LANGUAGES = {"zh": ("lang_zh-CN", "zh-CN"), "en": ("lang_en", "en")}
 _RATE_REASONS = frozenset(
-    {
-        "rateLimitExceeded",
-        "userRateLimitExceeded",
-        "dailyLimitExceeded",
-        "dailyLimitExceededUnreg",
-        "quotaExceeded",
-        "limitExceeded",
-        "RATE_LIMIT_EXCEEDED",
-    }
+    {"rateLimitExceeded", "userRateLimitExceeded", "limitExceeded", "RATE_LIMIT_EXCEEDED"}
 )
+# The day's queries are used up: no retry helps before the reset at midnight Pacific.
+# A `rateLimitExceeded` whose message names the "Queries per day" limit is one too.
+_QUOTA_REASONS = frozenset({"dailyLimitExceeded", "dailyLimitExceededUnreg", "quotaExceeded"})
+_PACIFIC = ZoneInfo("America/Los_Angeles")
 _AUTH_REASONS = frozenset(
     {
         "keyInvalid",
@@ -215,7 +215,15 @@ def _api_error(error: Mapping[str, Any], status: int, headers: Mapping[str, str]
     sent_code = error.get("code")
     code = sent_code if isinstance(sent_code, int) else status
     kind: type[ProviderError]
-    if reasons & _RATE_REASONS or state == "RESOURCE_EXHAUSTED" or code == 429:
+    text = " ".join(str(error.get("message") or "").split())
+    retry_after = retry_after_s(headers)
+    if reasons & _QUOTA_REASONS or (
+        (reasons & _RATE_REASONS or code == 429) and "per day" in text.lower()
+    ):
+        kind = QuotaExceeded
+        if retry_after is None:
+            retry_after = _until_pacific_midnight(headers)
+    elif reasons & _RATE_REASONS or state == "RESOURCE_EXHAUSTED" or code == 429:
         kind = RateLimited
     elif (
         reasons & _AUTH_REASONS
@@ -230,13 +238,26 @@ def _api_error(error: Mapping[str, Any], status: int, headers: Mapping[str, str]
     else:
         kind = BadResponse
     named = ", ".join(sorted(reasons | ({state} if state else set()))) or "no reason"
-    text = " ".join(str(error.get("message") or "").split())
     return kind(
         f"google answered HTTP {status} ({named}): {text}"[:500],
         provider=INFO.name,
         http_status=status,
-        retry_after_s=retry_after_s(headers),
+        retry_after_s=retry_after,
     )
+
+
+def _until_pacific_midnight(headers: Mapping[str, str]) -> float | None:
+    """Seconds from the answer's Date to the next midnight Pacific time, when Google's
+    daily quotas reset; None without a Date header (no clock is read here)."""
+    date = {key.lower(): value for key, value in headers.items()}.get("date")
+    if not date:
+        return None
+    try:
+        sent = parsedate_to_datetime(date).astimezone(_PACIFIC)
+    except (TypeError, ValueError):
+        return None
+    midnight = datetime.combine(sent.date() + timedelta(days=1), time(), tzinfo=_PACIFIC)
+    return (midnight - sent).total_seconds()
 
 
 PROVIDER = Provider(INFO, build_request, parse_response)

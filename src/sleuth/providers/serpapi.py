@@ -53,7 +53,7 @@ from sleuth.errors import (
     ProviderError,
     ProviderRejected,
     ProviderUnavailable,
-    RateLimited,
+    QuotaExceeded,
     from_status,
 )
 from sleuth.providers.base import (
@@ -212,7 +212,7 @@ def _api_error(error: str, status: int, headers: Mapping[str, str], body: Any) -
     if "invalid api key" in lowered or status == 401:
         kind = AuthFailed
     elif "run out of searches" in lowered or "searches for the month have run out" in lowered:
-        kind = RateLimited
+        kind = QuotaExceeded
     elif 200 <= status < 300:
         failed = lookup(body, "search_metadata.status") == "Error"
         kind = ProviderUnavailable if failed else ProviderRejected

@@ -32,7 +32,7 @@ Errors carry `{"detail": {"error": "…"}}` (the rate-limit page shows a bare
 `{"error": "…"}` for 429, with a `retry-after` header in seconds). Statuses:
 400 bad parameter → `ProviderRejected`; 401 missing or invalid key → `AuthFailed`;
 403 → `AuthFailed`; 429 too many requests → `RateLimited`; 432 key or plan usage
-limit exceeded and 433 pay-as-you-go limit exceeded → `ProviderRejected`, not
+limit exceeded and 433 pay-as-you-go limit exceeded → `QuotaExceeded`, not
 `RateLimited`: the allowance does not come back by waiting seconds (someone has to
 upgrade the plan or raise the limit on the dashboard, or the month has to turn), so
 retrying only burns calls and the fallback ladder should move on at once; 500 with
@@ -58,8 +58,8 @@ from sleuth.errors import (
     ConfigError,
     MissingApiKey,
     ProviderError,
-    ProviderRejected,
     ProviderUnavailable,
+    QuotaExceeded,
     RateLimited,
     from_status,
 )
@@ -177,7 +177,7 @@ def _api_error(status: int, headers: Mapping[str, str], detail: str) -> Provider
     retry_after = retry_after_s(headers)
     kind: type[ProviderError]
     if status in _LIMIT_HINTS:
-        kind = ProviderRejected
+        kind = QuotaExceeded
         detail = f"{detail} ({_LIMIT_HINTS[status]})"
     elif status == 429:
         kind = RateLimited

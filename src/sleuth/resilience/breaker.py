@@ -1,26 +1,37 @@
-"""Circuit breaker per provider: stop calling a back end that is failing, try it
-again after a while with one probe.
+"""Circuit breaker per provider: rest a back end that keeps failing, try it again
+after a while with one probe, and rest it longer each time the probe fails.
 
 Every state rule is in `TRANSITIONS` (as h11 keeps its in `_state.py`):
 
-    state \\ event   success  failure  unexpected  tripped  cooled_down  probe_sent
-    closed           closed   closed   open        open     -            -
-    open             open     open     open        -        half_open    -
-    half_open        closed   open     open        -        -            half_open
+    state \\ event  success failure unexpected exhausted tripped cooled_down probe_sent
+    closed          closed  closed  closed     open      open    -           -
+    open            open    open    open       open      -       half_open   -
+    half_open       closed  open    open       open      -       -           half_open
 
 - closed: calls go through; each outcome enters a sliding window (at most
-  `window_size` calls, none older than `window_s`). An `unexpected` outcome opens
-  the breaker at once; a `failure` that brings the window's failure rate to
-  `failure_rate` or more, with at least `min_calls` in it, is `tripped` and opens it.
+  `window_size` calls, none older than `window_s`). One bad answer never opens the
+  breaker: a random fault now and then must not rest a provider that mostly works.
+  The breaker is `tripped` open on evidence, by any of three rules over the window:
+  the last `consecutive_to_open` calls all failed (a provider that is down); the last
+  `unexpected_to_open` calls were all unexpected with the same code (a CAPTCHA wall,
+  a changed format: an unexpected answer weighs more than a failure); or the share
+  of failed calls reached `failure_rate` with at least `min_calls` in the window.
+  `exhausted` (the provider said its plan's quota is used up) opens it at once.
 - open: calls are refused (`Decision.allowed` false, with the reason and when the
-  breaker lets a probe through) until `open_for_s` has passed since it opened; then
-  the next `allow` is `cooled_down` into half_open. Outcomes arriving while open
-  are late answers of calls let through before it opened; they change nothing.
+  breaker lets a probe through) until `open_until`; then the next `allow` is
+  `cooled_down` into half_open. The first opening lasts `first_open_s`; each failed
+  probe multiplies that by `open_growth`, up to `max_open_s`, or up to `open_for_s`
+  when the code is one of `long_rest_codes` (a CAPTCHA that keeps coming). An
+  exhausted quota rests the provider until the reset it named (at most
+  `rest_max_s`), else for `open_for_s`. Outcomes arriving while open are late
+  answers of calls let through before it opened; they change nothing.
 - half_open: the first `allow` sends exactly one probe (`probe_sent`); every other
   caller is refused while it is out. Any outcome recorded in half_open is taken as
-  the probe's: success closes (with an empty window), failure or unexpected re-opens
-  for another `open_for_s`. A probe that never reports (its search was cancelled)
-  is given up after `probe_timeout_s`, and the next `allow` sends another.
+  the probe's: success closes (with an empty window and the opening count reset),
+  anything else opens again, for longer. A probe that never reports (its search was
+  cancelled) is given up after `probe_timeout_s`; one whose call ended without a
+  verdict on the provider (cut by the search's own deadline) is `release`d, so the
+  next `allow` sends another at once.
 
 The record lives in a `BreakerStore`, changed only through the store's atomic
 `update_breaker`, so every process and replica sharing the store sees one breaker
@@ -47,12 +58,15 @@ Two savings on the store's round trips, neither of which delays an opening here:
 >>> import asyncio
 >>> from sleuth.store import MemoryStore
 >>> breaker = Breaker(MemoryStore(), BreakerSettings(), clock=lambda: 1000.0)
->>> async def demo() -> tuple[bool, bool]:
-...     await breaker.record("brave", "unexpected")
-...     decision = await breaker.allow("brave")
-...     return decision.allowed, decision.retry_at == 1300.0
+>>> async def demo() -> tuple[bool, bool, bool]:
+...     await breaker.record("brave", "unexpected", detail="captcha")
+...     once = (await breaker.allow("brave")).allowed        # one CAPTCHA: still closed
+...     for _ in range(2):
+...         await breaker.record("brave", "unexpected", detail="captcha")
+...     decision = await breaker.allow("brave")               # three in a row: rested
+...     return once, decision.allowed, decision.retry_at == 1015.0
 >>> asyncio.run(demo())
-(False, True)
+(True, False, True)
 """
 
 from __future__ import annotations
@@ -68,7 +82,7 @@ from typing import Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import ErrorAction, ErrorCategory
-from sleuth.store.base import BreakerRecord, BreakerState, BreakerStore
+from sleuth.store.base import BreakerRecord, BreakerState, BreakerStore, WindowCall
 
 __all__ = [
     "TRANSITIONS",
@@ -80,25 +94,36 @@ __all__ = [
     "Outcome",
     "admit",
     "observe",
+    "release",
 ]
 
 log = logging.getLogger(__name__)
 
-Outcome = Literal["success", "failure", "unexpected"]
-Event = Literal["success", "failure", "unexpected", "tripped", "cooled_down", "probe_sent"]
+Outcome = Literal["success", "failure", "unexpected", "exhausted"]
+Event = Literal[
+    "success", "failure", "unexpected", "exhausted", "tripped", "cooled_down", "probe_sent"
+]
 
 TRANSITIONS: Mapping[BreakerState, Mapping[Event, BreakerState]] = {
-    "closed": {"success": "closed", "failure": "closed", "unexpected": "open", "tripped": "open"},
+    "closed": {
+        "success": "closed",
+        "failure": "closed",
+        "unexpected": "closed",
+        "exhausted": "open",
+        "tripped": "open",
+    },
     "open": {
         "success": "open",
         "failure": "open",
         "unexpected": "open",
+        "exhausted": "open",
         "cooled_down": "half_open",
     },
     "half_open": {
         "success": "closed",
         "failure": "open",
         "unexpected": "open",
+        "exhausted": "open",
         "probe_sent": "half_open",
     },
 }
@@ -110,8 +135,47 @@ class BreakerSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     enabled: bool = Field(True, description="Skip providers whose breaker is open.")
+    first_open_s: float = Field(
+        15.0, gt=0, description="How long the first opening refuses calls before a probe."
+    )
+    open_growth: float = Field(
+        2.0, ge=1, description="Each failed probe makes the next opening this many times longer..."
+    )
+    max_open_s: float = Field(
+        30.0,
+        gt=0,
+        description="...up to this long, so a provider back from an outage serves again "
+        "within this time...",
+    )
     open_for_s: float = Field(
-        300.0, gt=0, description="How long an opened breaker refuses calls before a probe."
+        300.0,
+        gt=0,
+        description="...or up to this long for the codes of long_rest_codes; also how long "
+        "an exhausted quota rests a provider that named no reset.",
+    )
+    long_rest_codes: list[str] = Field(
+        default_factory=lambda: ["captcha"],
+        description="Error codes that mean the provider is blocking sleuth: while they keep "
+        "coming, openings grow up to open_for_s instead of max_open_s.",
+    )
+    exhausted_codes: list[str] = Field(
+        default_factory=lambda: ["quota_exceeded"],
+        description="Error codes that mean the plan's quota is used up: they open the "
+        "breaker at once, until the reset the provider named.",
+    )
+    rest_max_s: float = Field(
+        3600.0,
+        gt=0,
+        description="An exhausted quota rests the provider until its reset, at most this "
+        "long (a plan raised meanwhile is tried again within this time).",
+    )
+    consecutive_to_open: int = Field(
+        5, ge=1, description="This many failed calls in a row open the breaker."
+    )
+    unexpected_to_open: int = Field(
+        3,
+        ge=1,
+        description="This many unexpected answers in a row with the same code open it.",
     )
     failure_rate: float = Field(
         0.5, gt=0, le=1, description="Failure share of the window at which the breaker opens."
@@ -170,6 +234,8 @@ class Call:
     outcome: Outcome
     #: The error code, for the reason an opening gives.
     detail: str = ""
+    #: An exhausted quota: seconds until the reset the provider named, if it did.
+    rest_s: float | None = None
     #: A success that waited in memory while the breaker was closed: it joins only
     #: the closed window it was made in (not one a probe closed after it), and is
     #: never taken for a half-open probe's outcome.
@@ -188,23 +254,66 @@ def _move(state: BreakerState, event: Event) -> BreakerState:
 
 
 def _window(
-    calls: tuple[tuple[float, bool], ...], now: float, settings: BreakerSettings
-) -> tuple[tuple[float, bool], ...]:
-    return tuple(call for call in calls if now - call[0] < settings.window_s)[
+    calls: tuple[WindowCall, ...], now: float, settings: BreakerSettings
+) -> tuple[WindowCall, ...]:
+    return tuple(call for call in calls if now - call.at < settings.window_s)[
         -settings.window_size :
     ]
 
 
-def _enter(record: BreakerRecord, event: Event, now: float, reason: str = "") -> BreakerRecord:
-    """The record after `event`: the table gives the state, entering it its fields."""
+def open_for(
+    openings: int, code: str, settings: BreakerSettings, rest_s: float | None = None
+) -> float:
+    """How long an opening rests the provider, given the openings since it last
+    closed and the code of the call that opened it.
+
+    >>> settings = BreakerSettings()
+    >>> [open_for(n, "provider_unavailable", settings) for n in range(4)]
+    [15.0, 30.0, 30.0, 30.0]
+    >>> [open_for(n, "captcha", settings) for n in range(6)]
+    [15.0, 30.0, 60.0, 120.0, 240.0, 300.0]
+    >>> open_for(0, "quota_exceeded", settings, rest_s=1800.0)
+    1800.0
+    """
+    if code in settings.exhausted_codes:
+        return settings.open_for_s if rest_s is None else min(rest_s, settings.rest_max_s)
+    cap = settings.open_for_s if code in settings.long_rest_codes else settings.max_open_s
+    return min(cap, settings.first_open_s * settings.open_growth**openings)
+
+
+def _open(
+    record: BreakerRecord,
+    event: Event,
+    now: float,
+    reason: str,
+    code: str,
+    settings: BreakerSettings,
+    rest_s: float | None = None,
+) -> BreakerRecord:
+    return BreakerRecord(
+        state=_move(record.state, event),
+        opened_at=now,
+        open_until=now + open_for(record.openings, code, settings, rest_s),
+        openings=record.openings + 1,
+        reason=reason,
+    )
+
+
+def _enter(record: BreakerRecord, event: Event, now: float) -> BreakerRecord:
+    """The record after an `event` that does not open it: the table gives the state,
+    entering it its fields."""
     state = _move(record.state, event)
-    if state == "open" and record.state != "open":
-        return BreakerRecord(state="open", opened_at=now, reason=reason)
     if state == "half_open" and record.state == "open":
         return replace(record, state="half_open", probe_at=None)
     if state == "closed" and record.state == "half_open":
         return BreakerRecord(closed_at=now)
     return replace(record, state=state)
+
+
+def _open_until(record: BreakerRecord, settings: BreakerSettings) -> float:
+    if record.open_until is not None:
+        return record.open_until
+    return (record.opened_at or 0.0) + settings.first_open_s
 
 
 def admit(
@@ -214,8 +323,7 @@ def admit(
     if record.state == "closed":
         return record, Decision(allowed=True, state="closed")
     if record.state == "open":
-        opened_at = now if record.opened_at is None else record.opened_at
-        reopen = opened_at + settings.open_for_s
+        reopen = _open_until(record, settings)
         if now < reopen:
             reason = f"circuit open ({record.reason}); next probe in {reopen - now:.0f}s"
             return record, Decision(False, "open", reason=reason, retry_at=reopen)
@@ -231,6 +339,14 @@ def admit(
         )
     record = replace(_enter(record, "probe_sent", now), probe_at=now)
     return record, Decision(allowed=True, state="half_open", probe=True)
+
+
+def release(record: BreakerRecord) -> BreakerRecord:
+    """Pure: the record after the probe out ended with no verdict on the provider
+    (the search's own deadline cut it): the next `allow` sends another probe."""
+    if record.state == "half_open" and record.probe_at is not None:
+        return replace(record, probe_at=None)
+    return record
 
 
 def observe(
@@ -254,24 +370,48 @@ def _observe_one(record: BreakerRecord, call: Call, settings: BreakerSettings) -
         forgotten = record.closed_at is not None and now < record.closed_at
         if record.state != "closed" or forgotten:
             return record
-    event: Event = outcome
-    if record.state != "closed":
-        reason = f"probe failed: {detail or outcome}"
-        return _enter(record, event, now, reason)
-    calls = _window((*record.calls, (now, outcome != "success")), now, settings)
-    if outcome == "unexpected":
-        return _enter(record, "unexpected", now, f"unexpected error: {detail or 'unknown'}")
-    failed = sum(1 for _, bad in calls if bad)
-    if (
-        outcome == "failure"
-        and len(calls) >= settings.min_calls
-        and failed / len(calls) >= settings.failure_rate
-    ):
-        reason = f"{failed} of the last {len(calls)} calls failed" + (
-            f", last: {detail}" if detail else ""
+    if outcome == "exhausted":
+        if record.state == "open":
+            return record
+        reason = f"quota used up: {detail or 'exhausted'}"
+        return _open(record, "exhausted", now, reason, detail, settings, call.rest_s)
+    if record.state == "open":
+        return record  # a late answer of a call let through before the opening
+    if record.state == "half_open":
+        if outcome == "success":
+            return _enter(record, "success", now)
+        return _open(record, outcome, now, f"probe failed: {detail or outcome}", detail, settings)
+    failed = outcome != "success"
+    entry = WindowCall(now, failed, detail if failed else "", outcome == "unexpected")
+    calls = _window((*record.calls, entry), now, settings)
+    if entry.failed and (why := _evidence(calls, settings)):
+        return _open(record, "tripped", now, why, detail, settings)
+    return replace(record, calls=calls)
+
+
+def _evidence(calls: tuple[WindowCall, ...], settings: BreakerSettings) -> str | None:
+    """Why the window's calls, the last of them a failure, open the breaker, or None."""
+    last = calls[-1]
+    streak = 0
+    for call in reversed(calls):
+        if not call.failed:
+            break
+        streak += 1
+    if streak >= settings.consecutive_to_open:
+        return f"the last {streak} calls failed, last: {last.code or 'unknown'}"
+    repeated = 0
+    for call in reversed(calls):
+        if not (call.unexpected and call.code == last.code):
+            break
+        repeated += 1
+    if last.unexpected and repeated >= settings.unexpected_to_open:
+        return f"{repeated} unexpected answers in a row: {last.code or 'unknown'}"
+    failed = sum(1 for call in calls if call.failed)
+    if len(calls) >= settings.min_calls and failed / len(calls) >= settings.failure_rate:
+        return f"{failed} of the last {len(calls)} calls failed" + (
+            f", last: {last.code}" if last.code else ""
         )
-        return _enter(record, "tripped", now, reason)
-    return replace(_enter(record, event, now), calls=calls)
+    return None
 
 
 class _Classified(Protocol):
@@ -346,8 +486,11 @@ class Breaker:
         await self._update(provider, change, now)
         return decided[-1]
 
-    async def record(self, provider: str, outcome: Outcome, *, detail: str = "") -> None:
-        """Enter a call's outcome; `detail` (e.g. the error code) goes into the reason.
+    async def record(
+        self, provider: str, outcome: Outcome, *, detail: str = "", rest_s: float | None = None
+    ) -> None:
+        """Enter a call's outcome; `detail` (the error code) goes into the reason and
+        decides how long an opening lasts; `rest_s` is an exhausted quota's reset.
 
         A success while the breaker is closed (as this process last knew it) waits to
         be written with others; anything else is written at once, after them."""
@@ -368,8 +511,14 @@ class Breaker:
             else:
                 self._flush_later(provider)
             return
-        calls = [*self._take(provider), Call(now, outcome, detail)]
+        calls = [*self._take(provider), Call(now, outcome, detail, rest_s=rest_s)]
         await self._write(provider, calls, now)
+
+    async def release(self, provider: str) -> None:
+        """The probe this process sent ended with no verdict on the provider: let the
+        next `allow` send another instead of waiting `probe_timeout_s`."""
+        if self.settings.enabled:
+            await self._update(provider, release, self._clock())
 
     async def aclose(self) -> None:
         """Write every success still waiting (a graceful stop loses none); a store
@@ -439,12 +588,15 @@ class Breaker:
             )
 
     def outcome_for(self, error: _Classified | None) -> Outcome:
-        """How a call's result counts: no error is a success; `open_breaker` or an
-        unexpected error is unexpected; a recoverable error, or a non-recoverable one
-        listed in `failure_codes`, is a failure; any other error (no_results, a
-        rejected query) means the provider answered, a success."""
+        """How a call's result counts: no error is a success; a code of
+        `exhausted_codes` is exhausted; `open_breaker` or an unexpected error is
+        unexpected; a recoverable error, or a non-recoverable one listed in
+        `failure_codes`, is a failure; any other error (no_results, a rejected query)
+        means the provider answered, a success."""
         if error is None:
             return "success"
+        if error.code in self.settings.exhausted_codes:
+            return "exhausted"
         if error.action == "open_breaker" or error.category == "unexpected":
             return "unexpected"
         if error.category == "recoverable" or error.code in self.settings.failure_codes:

@@ -12,7 +12,12 @@ One call (`ProviderCall`), in this order:
       every failure is classified by the rules (`RuleBook`): the error carries the
       rule's code, category and action; only `retry` is retried, never past the deadline
     breaker.record       the call's outcome (`Breaker.outcome_for`); a success while
-                         closed waits to be written with others (`breaker.flush_s`)
+                         closed waits to be written with others (`breaker.flush_s`).
+                         Never counted: a call cut by the search's own deadline or
+                         left behind as a straggler, and a timeout that fired more
+                         than `LOCAL_LAG_S` late (sleuth's own event loop was busy):
+                         none of them says anything about the provider. A probe
+                         that ends so is released for the next search to send.
     every attempt's latency goes to the `LatencyTracker`, which learns hedge delays
 
 A chain slot (`ask_chain`): every chosen provider is asked at once, each in its own
@@ -21,8 +26,12 @@ whose action is not `report`, an open breaker, no quota) or has not answered wit
 its hedge delay starts the next backup provider not yet being asked (`backups:` in
 sleuth.yaml), through `hedge.hedged`; the first good answer of the slot wins and the
 others are cancelled. Each backup started is a `fallback` degradation with its
-reason. With no backups configured nothing is added: each provider gets the whole
-deadline, as before.
+reason. With no backups configured nothing is added.
+
+Stragglers (`stragglers.py`): once enough slots have answered, with enough results
+between them, a slot still out past its provider's learned latency is stopped and
+left behind (status `timeout`, a `straggler` degradation) instead of holding the
+answer until the deadline.
 
 No I/O of its own: the transport, the store (behind breaker and quota) and the rules
 file are reached through what is passed in. Clock and sleep are injected.
@@ -38,6 +47,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from sleuth.contract import Degradation, Priority, ProviderStatus
 from sleuth.errors import DeadlineExceeded, MissingApiKey, NoResults, ProviderTimeout, SearchError
@@ -52,11 +62,16 @@ from sleuth.resilience.rules import (
     Failure,
     RuleBook,
 )
+from sleuth.resilience.stragglers import StragglerSettings, enough, patience
 from sleuth.transport import RawResponse
 
-__all__ = ["Exchange", "Policies", "ProviderCall", "ProviderOutcome", "ask_chain"]
+__all__ = ["LOCAL_LAG_S", "Exchange", "Policies", "ProviderCall", "ProviderOutcome", "ask_chain"]
 
 log = logging.getLogger(__name__)
+
+#: A timeout that fires this much later than it was set for was held up by sleuth's
+#: own busy event loop; the provider may well have answered in time.
+LOCAL_LAG_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -105,6 +120,7 @@ class Policies:
     latency: LatencyTracker
     retry: RetrySettings = field(default_factory=RetrySettings)
     hedge: HedgeSettings = field(default_factory=HedgeSettings)
+    stragglers: StragglerSettings = field(default_factory=StragglerSettings)
     body_preview_bytes: int = DEFAULT_BODY_PREVIEW_BYTES
     clock: Callable[[], float] = time.perf_counter
     wall: Callable[[], float] = time.time
@@ -124,6 +140,17 @@ class _QuotaRefused(Exception):
 
 class _NoBackup(Exception):
     """A slot wanted a backup and every one is already being asked."""
+
+
+@dataclass
+class _Stop:
+    """Set when a slot is left behind as a straggler, with what its degradation says."""
+
+    event: asyncio.Event = field(default_factory=asyncio.Event)
+    #: How long its provider usually takes (the patience it ran out of).
+    waited_s: float = 0.0
+    #: The providers that had answered.
+    answered: list[str] = field(default_factory=list)
 
 
 def _when(wall_time: float | None) -> str:
@@ -161,6 +188,10 @@ class ProviderCall:
         self.last_error: SearchError | None = None
         self.degradations: list[Degradation] = []
         self._response: RawResponse | None = None
+        #: This call is the half-open breaker's one probe: its outcome decides.
+        self._probe = False
+        #: A timeout of this call fired late: sleuth was busy, not the provider slow.
+        self._held_up = False
 
     async def run(self) -> ProviderOutcome:
         try:
@@ -169,6 +200,7 @@ class ProviderCall:
             error = self._classified(exc)
             return self._outcome("skipped" if isinstance(exc, MissingApiKey) else "error", error)
         decision = await self._allow()
+        self._probe = decision.probe
         if not decision.allowed:
             self.degradations.append(
                 Degradation(
@@ -211,22 +243,38 @@ class ProviderCall:
         await self._record(failed)
         return self._outcome("timeout" if isinstance(failed, DeadlineExceeded) else "error", failed)
 
-    def interrupted(self, status: ProviderStatus) -> ProviderOutcome:
+    async def interrupted(self, status: ProviderStatus) -> ProviderOutcome:
         """How the call stood when it was cancelled because another answer won:
         its last failure if it had one, else `status`."""
+        await self._record(None, verdict=False)
         if self.last_error is not None:
             return self._outcome("error", self.last_error)
         return self._outcome(status)
 
     async def cut(self) -> ProviderOutcome:
         """The call cut by the search's deadline: its last failure, or the deadline's
-        error (classified by the rules); counted by the breaker if a request went out."""
+        error (classified by the rules). Only a real failure before the cut counts."""
         error = self.last_error
         if error is None:
             error = self._classified(DeadlineExceeded(self.too_late, provider=self.provider))
-        if self.sends:
-            await self._record(error)
+        await self._record(error, verdict=self.sends > 0)
         return self._outcome("timeout" if isinstance(error, DeadlineExceeded) else "error", error)
+
+    async def left_behind(self, waited_s: float, answered: Sequence[str]) -> ProviderOutcome:
+        """The call stopped because the others had answered and it was late, with a
+        `straggler` degradation saying who answered. Being late is no verdict on the
+        provider; a failure it had already met (a retry waiting) is one."""
+        await self._record(self.last_error, verdict=self.last_error is not None)
+        elapsed = self.policies.clock() - self.started
+        self.degradations.append(
+            Degradation(
+                kind="straggler",
+                provider=self.provider,
+                reason=f"{self.provider} had not answered after {elapsed:.2f} s (it usually "
+                f"answers within {waited_s:.2f} s); answered with {', '.join(answered)}",
+            )
+        )
+        return self._outcome("timeout")
 
     def crashed(self, exc: BaseException) -> ProviderOutcome:
         """The call raised what it never should (a bug): classified, reported."""
@@ -252,6 +300,8 @@ class ProviderCall:
             async with asyncio.timeout(timeout):
                 response = await self.exchange.send(request, timeout)
         except (TimeoutError, ProviderTimeout) as exc:  # the whole answer, body included
+            if policies.clock() - started - timeout > LOCAL_LAG_S:
+                self._held_up = True
             if by_deadline:
                 raise DeadlineExceeded(self.too_late, provider=self.provider) from exc
             if isinstance(exc, ProviderTimeout):
@@ -310,12 +360,24 @@ class ProviderCall:
             log.exception("quota state unavailable for %s; calling it anyway", self.provider)
             return Grant(True, quota.settings.pool_for(self.provider), self.priority)
 
-    async def _record(self, error: SearchError | None) -> None:
+    async def _record(self, error: SearchError | None, *, verdict: bool = True) -> None:
+        """Tell the breaker how the call went; with no `verdict` on the provider (or a
+        failure that is sleuth's own: the deadline, a timeout held up by a busy loop),
+        only give back the probe, if this call was it."""
         breaker = self.policies.breaker
+        timed_out = isinstance(error, ProviderTimeout | DeadlineExceeded)
+        if isinstance(error, DeadlineExceeded) or (timed_out and self._held_up):
+            verdict = False
         try:
-            await breaker.record(
-                self.provider, breaker.outcome_for(error), detail=error.code if error else ""
-            )
+            if verdict:
+                await breaker.record(
+                    self.provider,
+                    breaker.outcome_for(error),
+                    detail=error.code if error else "",
+                    rest_s=error.retry_after_s if error else None,
+                )
+            elif self._probe:
+                await breaker.release(self.provider)
         except Exception:
             log.exception("breaker state unavailable for %s; outcome not recorded", self.provider)
 
@@ -372,18 +434,84 @@ async def ask_chain(
     priority: Priority,
     deadline: float,
     deadline_s: float,
+    want_results: int = 1,
 ) -> tuple[list[ProviderOutcome], list[Degradation]]:
     """Ask every `chosen` provider at once, each slot backed by the shared `backups`;
     return every provider's outcome (chosen first, then backups in the order they were
-    asked) and the `fallback` degradations. Returns by `deadline` (on `policies.clock`)."""
+    asked) and the `fallback` degradations. Returns by `deadline` (on `policies.clock`),
+    sooner when the slots still out are stragglers (`want_results` is what the request
+    asked for)."""
     pool = _Backups([name for name in backups if name not in chosen])
+    stops = [_Stop() for _ in chosen]
     slots = [
-        _slot(name, pool, exchange_for, policies, priority, deadline, deadline_s) for name in chosen
+        asyncio.ensure_future(
+            _slot(name, pool, exchange_for, policies, priority, deadline, deadline_s, stop)
+        )
+        for name, stop in zip(chosen, stops, strict=True)
     ]
-    done = await asyncio.gather(*slots)
+    try:
+        await _leave_stragglers(chosen, slots, stops, policies, deadline, want_results)
+        done = await asyncio.gather(*slots)
+    finally:
+        for slot in slots:
+            slot.cancel()
     first = [outcomes[0] for outcomes, _ in done]
     later = [outcome for outcomes, _ in done for outcome in outcomes[1:]]
     return [*first, *later], [step for _, steps in done for step in steps]
+
+
+_Slot = asyncio.Future[tuple[list["ProviderOutcome"], list[Degradation]]]
+
+
+async def _leave_stragglers(
+    chosen: Sequence[str],
+    slots: Sequence[_Slot],
+    stops: Sequence[_Stop],
+    policies: Policies,
+    deadline: float,
+    want_results: int,
+) -> None:
+    """Wait for the slots; once enough have answered, stop each one still out when it
+    passes its provider's patience. Returns when every slot has ended or was stopped."""
+    settings = policies.stragglers
+    started = policies.clock()
+    waits = [patience(name, policies.latency, settings) for name in chosen]
+    while True:
+        running = [
+            i for i, slot in enumerate(slots) if not slot.done() and not stops[i].event.is_set()
+        ]
+        if not running:
+            return
+        answered = [_answered(slot) for slot in slots if slot.done()]
+        found = [hits for _, hits in filter(None, answered)]
+        wake = deadline
+        if enough(found, len(slots), want_results, settings):
+            now = policies.clock()
+            for i in running:
+                if now >= started + waits[i]:
+                    stops[i].waited_s = waits[i]
+                    stops[i].answered = [name for name, _ in filter(None, answered)]
+                    stops[i].event.set()
+            still = [started + waits[i] for i in running if not stops[i].event.is_set()]
+            wake = min([deadline, *still])
+        timer = asyncio.ensure_future(policies.sleep(max(0.0, wake - policies.clock())))
+        try:
+            waiting: list[asyncio.Future[Any]] = [timer, *(slots[i] for i in running)]
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            timer.cancel()
+        if policies.clock() >= deadline:
+            return  # each slot ends itself at the deadline
+
+
+def _answered(slot: _Slot) -> tuple[str, int] | None:
+    """The provider that answered a finished slot with results, and how many."""
+    if slot.cancelled() or slot.exception() is not None:
+        return None
+    for outcome in slot.result()[0]:
+        if outcome.status == "ok":
+            return outcome.provider, len(outcome.hits)
+    return None
 
 
 async def _slot(
@@ -394,24 +522,30 @@ async def _slot(
     priority: Priority,
     deadline: float,
     deadline_s: float,
+    stop: _Stop,
 ) -> tuple[list[ProviderOutcome], list[Degradation]]:
-    calls: dict[int, ProviderCall] = {}
+    def new_call(name: str) -> ProviderCall:
+        return ProviderCall(
+            name,
+            exchange_for(name),
+            policies,
+            priority=priority,
+            deadline=deadline,
+            deadline_s=deadline_s,
+        )
+
+    # The primary's call exists from the start: even a race that never began (the
+    # deadline had passed) reports it.
+    calls: dict[int, ProviderCall] = {0: new_call(primary)}
 
     def attempt(index: int) -> Callable[[], Awaitable[ProviderOutcome]]:
         async def ask() -> ProviderOutcome:
-            name = primary if index == 0 else pool.claim()
-            if name is None:
-                raise _NoBackup
-            call = ProviderCall(
-                name,
-                exchange_for(name),
-                policies,
-                priority=priority,
-                deadline=deadline,
-                deadline_s=deadline_s,
-            )
-            calls[index] = call
-            return await call.run()
+            if index > 0:
+                name = pool.claim()
+                if name is None:
+                    raise _NoBackup
+                calls[index] = new_call(name)
+            return await calls[index].run()
 
         return ask
 
@@ -425,25 +559,28 @@ async def _slot(
         deadline,
         clock=policies.clock,
         sleep=policies.sleep,
+        stop=stop.event,
     )
-    outcomes = [await _settled(calls[index], race, index) for index in sorted(calls)]
+    outcomes = [await _settled(calls[index], race, index, stop) for index in sorted(calls)]
     return outcomes, _fallbacks(calls, outcomes, race, delays)
 
 
 async def _settled(
-    call: ProviderCall, race: HedgeResult[ProviderOutcome], index: int
+    call: ProviderCall, race: HedgeResult[ProviderOutcome], index: int, stop: _Stop
 ) -> ProviderOutcome:
-    attempt = race.attempts[index]
-    if attempt.value is not None:
+    attempt = race.attempts[index] if index < len(race.attempts) else None
+    if attempt is not None and attempt.value is not None:
         return attempt.value
-    if attempt.outcome == "error":
+    if attempt is not None and attempt.outcome == "error":
         return call.crashed(attempt.error or RuntimeError("unknown failure"))
     if race.deadline_hit:
         return await call.cut()
+    if race.stopped:
+        return await call.left_behind(stop.waited_s, stop.answered)
     # Cancelled because another attempt won: before the winner it was too slow,
     # after it, a backup no longer needed.
     winner = race.winner if race.winner is not None else math.inf
-    return call.interrupted("timeout" if index < winner else "skipped")
+    return await call.interrupted("timeout" if index < winner else "skipped")
 
 
 def _fallbacks(

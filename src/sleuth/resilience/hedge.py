@@ -212,6 +212,7 @@ class HedgeResult(Generic[T]):
     attempts: tuple[Attempt[T], ...]
     deadline_hit: bool  # the deadline ended the race
     elapsed_s: float
+    stopped: bool = False  # the caller's `stop` ended the race (it had enough elsewhere)
 
     @property
     def ok(self) -> bool:
@@ -231,6 +232,7 @@ async def hedged(
     deadline: float,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
+    stop: asyncio.Event | None = None,
 ) -> HedgeResult[T]:
     """Race `primary` and, one by one, `backups`; the first answer `is_good` accepts wins.
 
@@ -239,7 +241,7 @@ async def hedged(
     on `clock`. Losers and anything still running at the deadline are cancelled, and
     awaited, before this returns, so the calls must honour cancellation. An exception
     from a call is a bad answer (in its `Attempt.error`); one from `is_good` is a bug
-    and propagates.
+    and propagates. Setting `stop` ends the race like the deadline would (`stopped`).
     """
     if len(delays) != len(backups):
         raise ValueError(f"{len(backups)} backups need {len(backups)} delays, not {len(delays)}")
@@ -260,13 +262,17 @@ async def hedged(
         next_start = clock() + delays[index] if index < len(delays) else math.inf
 
     winner: Attempt[T] | None = None
-    deadline_hit = False
+    deadline_hit = stopped = False
     timers: list[asyncio.Future[Any]] = []
+    stopping = asyncio.ensure_future(stop.wait()) if stop is not None else None
     try:
         while winner is None:
             now = clock()
             if now >= deadline:
                 deadline_hit = True
+                break
+            if stop is not None and stop.is_set():
+                stopped = True
                 break
             more = len(attempts) < len(calls)
             if more and (now >= next_start or not running):
@@ -274,7 +280,7 @@ async def hedged(
                 continue
             if not running:
                 break  # every attempt answered badly
-            waiting = [*running]
+            waiting = [*running, *([stopping] if stopping is not None else [])]
             wake = min(deadline, next_start if more else math.inf)
             if wake < math.inf:
                 timer = asyncio.ensure_future(sleep(wake - now))
@@ -300,6 +306,9 @@ async def hedged(
                 attempt.outcome, attempt.ended_s = "cancelled", clock() - started
         for pending in timers:
             pending.cancel()
+        if stopping is not None:
+            stopping.cancel()
+            timers.append(stopping)
         await asyncio.gather(*running, *timers, return_exceptions=True)
     return HedgeResult(
         value=winner.value if winner else None,
@@ -307,6 +316,7 @@ async def hedged(
         attempts=tuple(attempts),
         deadline_hit=deadline_hit,
         elapsed_s=clock() - started,
+        stopped=stopped,
     )
 
 

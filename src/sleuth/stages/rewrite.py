@@ -381,6 +381,12 @@ def _normalise(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).split())
 
 
+def warm_up() -> None:
+    """Load the Chinese segmenter's dictionary now (about a second), so that the first
+    Chinese query does not spend its deadline on it."""
+    _jieba_cut()("预热")
+
+
 @functools.cache
 def _jieba_cut() -> Callable[[str], list[str]]:
     import jieba  # lazy: loading the dictionary takes about a second

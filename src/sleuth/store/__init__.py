@@ -38,6 +38,7 @@ from sleuth.store.base import (
     TaskRecord,
     TaskState,
     TaskStore,
+    WindowCall,
     cache_key,
     entry_for,
 )
@@ -66,6 +67,7 @@ __all__ = [
     "TaskRecord",
     "TaskState",
     "TaskStore",
+    "WindowCall",
     "cache_key",
     "entry_for",
     "open_store",

@@ -33,7 +33,7 @@ import json
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -59,6 +59,7 @@ __all__ = [
     "TaskRecord",
     "TaskState",
     "TaskStore",
+    "WindowCall",
     "cache_key",
     "done_events",
     "entry_for",
@@ -75,22 +76,36 @@ _KEY_VERSION = 1
 # --- circuit breaker -------------------------------------------------------------
 
 
+class WindowCall(NamedTuple):
+    """One call in a breaker's window: when it ended and how (`code` is the error's,
+    "" for a success)."""
+
+    at: float
+    failed: bool
+    code: str = ""
+    unexpected: bool = False
+
+
 @dataclass(frozen=True)
 class BreakerRecord:
     """One provider's breaker, as stored: small and JSON-serialisable.
 
-    `calls` is the sliding window, oldest first: (when, failed) per recorded call,
-    already trimmed to the configured size and age by the breaker. `closed_at` is when
-    a probe last closed the breaker (None until one has): a success made before it
-    belongs to a window that the opening forgot.
+    `calls` is the sliding window, oldest first, already trimmed to the configured
+    size and age by the breaker. `open_until` is when an open breaker lets a probe
+    through; `openings` counts the openings since the breaker last closed, so each
+    failed probe rests the provider longer. `closed_at` is when a probe last closed
+    the breaker (None until one has): a success made before it belongs to a window
+    that the opening forgot.
     """
 
     state: BreakerState = "closed"
     opened_at: float | None = None
     probe_at: float | None = None
-    calls: tuple[tuple[float, bool], ...] = ()
+    calls: tuple[WindowCall, ...] = ()
     reason: str = ""
     closed_at: float | None = None
+    open_until: float | None = None
+    openings: int = 0
 
     def to_json(self) -> str:
         return json.dumps(
@@ -98,9 +113,14 @@ class BreakerRecord:
                 "state": self.state,
                 "opened_at": self.opened_at,
                 "probe_at": self.probe_at,
-                "calls": [[when, int(failed)] for when, failed in self.calls],
+                "calls": [
+                    [call.at, int(call.failed), call.code, int(call.unexpected)]
+                    for call in self.calls
+                ],
                 "reason": self.reason,
                 "closed_at": self.closed_at,
+                "open_until": self.open_until,
+                "openings": self.openings,
             },
             separators=(",", ":"),
         )
@@ -108,14 +128,32 @@ class BreakerRecord:
     @classmethod
     def from_json(cls, text: str) -> BreakerRecord:
         data = json.loads(text)
+        opened_at = data["opened_at"]
+        open_until = data.get("open_until")
+        if open_until is None and data["state"] == "open" and opened_at is not None:
+            open_until = opened_at + _OLD_OPEN_FOR_S  # a record of an older version
         return cls(
             state=data["state"],
-            opened_at=data["opened_at"],
+            opened_at=opened_at,
             probe_at=data["probe_at"],
-            calls=tuple((float(when), bool(failed)) for when, failed in data["calls"]),
+            # older versions stored [when, failed] only
+            calls=tuple(
+                WindowCall(float(call[0]), bool(call[1]), *_code_and_kind(call[2:]))
+                for call in data["calls"]
+            ),
             reason=data["reason"],
-            closed_at=data.get("closed_at"),  # absent from records of older versions
+            closed_at=data.get("closed_at"),
+            open_until=open_until,
+            openings=int(data.get("openings", 0)),
         )
+
+
+#: How long older versions kept every breaker open (their records name no end).
+_OLD_OPEN_FOR_S = 300.0
+
+
+def _code_and_kind(rest: list[Any]) -> tuple[str, bool]:
+    return (str(rest[0]), bool(rest[1])) if len(rest) >= 2 else ("", False)
 
 
 class BreakerStore(Protocol):

@@ -1,0 +1,62 @@
+"""Real-shaped provider bodies replayed through the whole pipeline: what a user sees
+of a byte order mark, a date the body gives and an answer it carries."""
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sleuth.config import Settings
+from sleuth.contract import SearchResponse
+from sleuth.gateway import Sleuth
+from sleuth.testing import Cassette
+
+DATA = Path(__file__).parent / "data"
+EVERYTHING = ["url", "published_at", "freshness", "dated_from", "fields", "providers"]
+
+
+def body(name: str) -> Any:
+    return json.loads((DATA / name).read_text(encoding="utf-8"))
+
+
+@pytest.fixture(autouse=True)
+def keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("BRAVE", "GOOGLE", "SERPAPI", "TAVILY", "EXA"):
+        monkeypatch.setenv(f"{name}_API_KEY", "test-key")
+
+
+async def replay(provider: str, query: str, answer: Any, **request: Any) -> SearchResponse:
+    served = Settings(
+        chain=[provider],
+        providers={
+            provider: {
+                "enabled": True,
+                "base_url": "http://127.0.0.1:9",
+                "options": {"cx": "test-cx"} if provider == "google" else {},
+            }
+        },
+        store={"backend": "memory"},
+        projection={"optional": EVERYTHING},
+    )
+    cassette = Cassette().add(provider, query, body=answer)
+    async with Sleuth(served, cassette.transport()) as sleuth:
+        return await sleuth.search(
+            {"query": query, "max_results": 10, "include": EVERYTHING, **request}
+        )
+
+
+async def test_a_byte_order_mark_in_a_google_snippet_does_not_reach_the_agent() -> None:
+    answer = body("google/search_ok.json")
+    answer = copy.deepcopy(answer)
+    first = answer["items"][0]
+    first["snippet"] = "\ufeff" + first["snippet"]
+    first["title"] = first["title"] + "\ufeff"
+
+    response = await replay("google", "what's new in python 3.13", answer)
+
+    texts = [text for item in response.results for text in (item.title, item.snippet)]
+    assert texts
+    assert not any("\ufeff" in text for text in texts)
+    assert any(item.snippet.startswith("This article explains") for item in response.results)

@@ -60,3 +60,33 @@ async def test_a_byte_order_mark_in_a_google_snippet_does_not_reach_the_agent() 
     assert texts
     assert not any("\ufeff" in text for text in texts)
     assert any(item.snippet.startswith("This article explains") for item in response.results)
+
+
+async def test_google_publication_meta_tags_date_the_results() -> None:
+    response = await replay(
+        "google", "what's new in python 3.13", body("google/search_metatags.json")
+    )
+
+    dated = {item.url: item.published_at for item in response.results}
+    assert dated["https://realpython.com/python313-new-features/"] is not None
+    assert dated["https://realpython.com/python313-new-features/"].date().isoformat() == (
+        "2024-10-02"
+    )
+    assert dated["https://news.example.com/python-313-free-threading"] is not None
+    # og:updated_time alone: no publication date
+    assert dated["https://docs.python.org/3/whatsnew/3.13.html"] is None
+
+
+async def test_serpapi_knowledge_graph_and_top_story_reach_the_agent() -> None:
+    response = await replay(
+        "serpapi", "python programming language", body("serpapi/search_knowledge_graph.json")
+    )
+
+    by_url = {item.url: item for item in response.results}
+    graph = by_url["https://en.wikipedia.org/wiki/Python_(programming_language)"]
+    assert graph.fields is not None
+    assert graph.fields["attributes"]["developer"] == "Python Software Foundation"
+    assert graph.snippet.startswith("Python is a high-level")
+    organic = by_url["https://www.python.org/downloads/release/python-3130/"]
+    assert organic.published_at is not None
+    assert organic.published_at.date().isoformat() == "2024-10-07"

@@ -96,7 +96,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 def _sentence_ends(text: str) -> list[int]:
     """Where sentences end, by the rule above (a plain scan: this runs on every snippet)."""
-    ends = []
+    ends: list[int] = []
     markers = _list_markers(text)
     for mark in _END_MARK.finditer(text):
         end = mark.end()

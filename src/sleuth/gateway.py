@@ -20,6 +20,7 @@ is `resilience.call`; the ladder is `resilience.ladder`.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import uuid
@@ -96,11 +97,20 @@ log = logging.getLogger(__name__)
 Progress = Callable[[str, dict[str, Any]], None]
 
 
-def parse_request(data: SearchRequest | Mapping[str, Any]) -> SearchRequest:
-    """A validated request, or `InvalidRequest` naming each bad field and its allowed values."""
+def parse_request(
+    data: SearchRequest | Mapping[str, Any], *, strict: bool = False
+) -> SearchRequest:
+    """A validated request, or `InvalidRequest` naming each bad field and its allowed values.
+
+    `strict`: `data` is decoded JSON held to the JSON Schema's types, as a tool's
+    schema promises (`true`, `"5"` or `5.0` are not an integer, `"yes"` is not a
+    boolean); otherwise pydantic's coercions apply, as for Python callers.
+    """
     if isinstance(data, SearchRequest):
         return data
     try:
+        if strict:
+            return SearchRequest.model_validate_json(json.dumps(data), strict=True)
         return SearchRequest.model_validate(data)
     except ValidationError as exc:
         raise InvalidRequest.from_details(describe_validation_error(exc)) from None

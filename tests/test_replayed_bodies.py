@@ -90,3 +90,13 @@ async def test_serpapi_knowledge_graph_and_top_story_reach_the_agent() -> None:
     organic = by_url["https://www.python.org/downloads/release/python-3130/"]
     assert organic.published_at is not None
     assert organic.published_at.date().isoformat() == "2024-10-07"
+
+
+async def test_brave_infobox_faq_and_news_reach_the_agent() -> None:
+    response = await replay("brave", "python", body("brave/search_sections.json"))
+
+    sections = {item.fields.get("section") for item in response.results if item.fields}
+    assert {"infobox", "faq", "news"} <= sections
+    panel = next(i for i in response.results if i.fields and i.fields.get("section") == "infobox")
+    assert panel.fields is not None
+    assert panel.fields["attributes"]["Developer"] == "Python Software Foundation"

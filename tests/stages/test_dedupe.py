@@ -490,3 +490,18 @@ def test_job_ads_simhash_calls_near_copies_that_name_another_job_stay_apart() ->
 
     assert len(dedupe([java, go], DedupeSettings(keep_apart_on_details=False))) == 1
     assert len(dedupe([java, go], SETTINGS)) == 2
+
+
+def test_one_word_filled_in_twice_is_a_template_slot_not_an_edit() -> None:
+    items = [
+        item(
+            f"https://example.com/{author}/1",
+            f"solar panels guide 1 by {author}",
+            f"{author} explains solar panels in part 1 of its guide, with the costs and the "
+            "savings of a rooftop system over twenty years.",
+            provider=author,
+        )
+        for author in ("alpha", "beta")
+    ]
+
+    assert len(dedupe(items, SETTINGS)) == 2

@@ -301,14 +301,14 @@ def _details_differ(a: ResultItem, b: ResultItem, settings: DedupeSettings) -> b
     """Whether two similar-looking items are distinct pages by a detail they disagree on."""
     if not settings.keep_apart_on_details:
         return False
-    return compare_items(a.title, a.snippet, b.title, b.snippet).detail_differs
+    return compare_items(a.title, a.snippet, b.title, b.snippet).distinct
 
 
 def _same_content(a: ResultItem, b: ResultItem, settings: DedupeSettings) -> bool:
     """Whether two items SimHash finds a little apart are one page's text word by word."""
     comparison = compare_items(a.title, a.snippet, b.title, b.snippet)
     return (
-        not comparison.detail_differs
+        not comparison.distinct
         and comparison.edited_words <= settings.content_max_edited_words
         and comparison.coverage >= settings.content_min_coverage
     )

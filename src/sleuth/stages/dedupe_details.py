@@ -16,7 +16,9 @@ character by character) and compared:
   (小米14 pro vs max); a Chinese character (without a dictionary a name cannot be told
   from other words, and Chinese copies of one page do not reword it);
 - lower-case English words may differ ("newest" vs "latest"): they are counted as
-  edited words.
+  edited words, unless the same substitution comes back (in the title and again in
+  the snippet, say: "guide by alpha" / "guide by beta", "alpha explains" / "beta
+  explains"), which is a template's slot filled twice, not an edit.
 
 A title's trailing site name (" - Reuters", "_新浪财经") is set aside when it holds no
 digit; titles are sent whole, so only a cut marked by an ellipsis may run shorter.
@@ -93,6 +95,13 @@ class Comparison:
     #: Tokens the two share, and the token count of the shorter text.
     shared: int
     shorter: int
+    #: Each lower-case substitution made away from the ends, as (old, new) words.
+    substitutions: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def distinct(self) -> bool:
+        """Different pages: a detail differs, or one substitution is made twice."""
+        return self.detail_differs or len(set(self.substitutions)) < len(self.substitutions)
 
     @property
     def coverage(self) -> float:
@@ -105,6 +114,7 @@ class Comparison:
             self.edited_words + other.edited_words,
             self.shared + other.shared,
             self.shorter + other.shorter,
+            self.substitutions + other.substitutions,
         )
 
 
@@ -120,6 +130,7 @@ def compare(a: str, b: str, *, ends_may_differ: bool = True) -> Comparison:
     matcher = SequenceMatcher(None, folded_a, folded_b, autojunk=False)
     detail = False
     edited = shared = 0
+    substitutions: list[tuple[str, str]] = []
     for op, i1, i2, j1, j2 in matcher.get_opcodes():
         if op == "equal":
             shared += i2 - i1
@@ -134,8 +145,10 @@ def compare(a: str, b: str, *, ends_may_differ: bool = True) -> Comparison:
         differing = (*first[i1:i2], *second[j1:j2])
         if any(_is_detail(token, chinese) for token in differing):
             detail = True
+        if op == "replace":
+            substitutions.append((" ".join(folded_a[i1:i2]), " ".join(folded_b[j1:j2])))
         edited += max(i2 - i1, j2 - j1)
-    return Comparison(detail, edited, shared, shorter)
+    return Comparison(detail, edited, shared, shorter, tuple(substitutions))
 
 
 def compare_items(title_a: str, snippet_a: str, title_b: str, snippet_b: str) -> Comparison:
@@ -146,8 +159,8 @@ def compare_items(title_a: str, snippet_a: str, title_b: str, snippet_b: str) ->
 
 def disagree(a: str, b: str, *, ends_may_differ: bool = True) -> bool:
     """True when `a` and `b` differ, away from their ends, in a number, model, name or
-    date."""
-    return compare(a, b, ends_may_differ=ends_may_differ).detail_differs
+    date, or make one substitution twice."""
+    return compare(a, b, ends_may_differ=ends_may_differ).distinct
 
 
 def titles_disagree(a: str, b: str) -> bool:

@@ -24,7 +24,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -114,6 +114,27 @@ def parse_request(
         return SearchRequest.model_validate(data)
     except ValidationError as exc:
         raise InvalidRequest.from_details(describe_validation_error(exc)) from None
+
+
+def served_include(error: InvalidRequest, served: Sequence[str]) -> InvalidRequest:
+    """`error` with an `include` complaint listing the fields this deployment serves
+    (`projection.optional`), not every field the contract knows."""
+    if not any(detail.field == "include" for detail in error.details):
+        return error
+    allowed = list(served)
+    details = [
+        detail.model_copy(
+            update={
+                "allowed": allowed,
+                "message": detail.message.split("; allowed: ")[0]
+                + f"; allowed: {', '.join(allowed) or 'none here'}",
+            }
+        )
+        if detail.field == "include"
+        else detail
+        for detail in error.details
+    ]
+    return InvalidRequest.from_details(details)
 
 
 def build_transport(settings: Settings) -> Transport:
@@ -272,7 +293,10 @@ class Sleuth:
         task_id: str | None,
         watch: Watch | None = None,
     ) -> SearchResponse:
-        req = parse_request({"query": request} if isinstance(request, str) else request)
+        try:
+            req = parse_request({"query": request} if isinstance(request, str) else request)
+        except InvalidRequest as exc:
+            raise served_include(exc, self.settings.projection.optional) from None
         now = datetime.now(UTC)
         started = time.perf_counter()
         deadline = started + self.settings.deadline_s

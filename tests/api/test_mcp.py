@@ -311,3 +311,14 @@ async def test_an_error_result_carries_no_structured_content_to_fail_the_output_
     assert len(ok.structured_content["results"]) == 3
     (error,) = errors_of(bad)
     assert error["allowed"] == ["1..20"]
+
+
+async def test_an_unknown_include_value_lists_what_this_deployment_serves() -> None:
+    async with in_memory() as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        result = await client.call_tool("web_search", {"query": "q", "include": ["link"]})
+
+    offered = listed["web_search"].input_schema["properties"]["include"]["items"]["enum"]
+    (error,) = errors_of(result)
+    assert error["field"] == "include"
+    assert error["allowed"] == offered

@@ -71,7 +71,7 @@ from sleuth import __version__
 from sleuth.config import Settings
 from sleuth.contract import ErrorInfo, SearchResponse, Task
 from sleuth.errors import InvalidRequest, SearchError
-from sleuth.gateway import Sleuth, parse_request
+from sleuth.gateway import Sleuth, parse_request, served_include
 from sleuth.observe import call_context
 from sleuth.service_settings import is_loopback
 from sleuth.store import open_store
@@ -276,6 +276,8 @@ def build_mcp(
         request = ctx.request if isinstance(ctx.request, Request) else None
         try:
             return await handler(params.arguments or {}, tenant_of(request))
+        except InvalidRequest as exc:
+            return _error_result(served_include(exc, served))
         except SearchError as exc:
             return _error_result(exc)
         except Exception as exc:  # the agent gets the error contract, never a stack trace

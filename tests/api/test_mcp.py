@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -322,3 +324,76 @@ async def test_an_unknown_include_value_lists_what_this_deployment_serves() -> N
     (error,) = errors_of(result)
     assert error["field"] == "include"
     assert error["allowed"] == offered
+
+
+# --- the MCP Inspector CLI: what a user running it sees ----------------------------------
+
+INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
+#: What the Inspector is asked, and the field sleuth's message must name. The
+#: Inspector converts each value by the schema's type first ("true" for an integer
+#: becomes 1), so the wrong types are those it passes on: a fraction for an integer,
+#: a bare string for a list.
+MISTAKES = [
+    (["max_results=0"], "max_results"),
+    (["page=2"], "page"),  # an unknown field
+    (["max_results=2.5"], "max_results"),
+    (["domain_filter=python.org"], "domain_filter"),
+]
+
+
+@pytest.fixture(scope="module")
+def inspector() -> list[str]:
+    """The Inspector CLI through npx (fetched from the npm registry on first use)."""
+    npx = shutil.which("npx")
+    if npx is None:
+        pytest.skip("npx is not installed: the MCP Inspector CLI cannot run here")
+    command = [npx, "--yes", INSPECTOR, "--cli"]
+    try:
+        probe = subprocess.run(  # noqa: S603 (npx found on PATH, fixed arguments)
+            [*command, "--help"], capture_output=True, text=True, timeout=240, check=False
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"npx could not fetch {INSPECTOR} within 240 s")
+    if probe.returncode != 0 and "Usage" not in probe.stdout + probe.stderr:
+        pytest.skip(f"npx could not run {INSPECTOR}: {probe.stderr.strip()[-300:]}")
+    return command
+
+
+def inspect_call(command: list[str], target: list[str], args: list[str], cwd: Path) -> Any:
+    pairs = [part for pair in ["query=python", *args] for part in ("--tool-arg", pair)]
+    done = subprocess.run(  # noqa: S603 (the test's own command line)
+        [*command, *target, "--method", "tools/call", "--tool-name", "web_search", *pairs],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=cwd,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def assert_sleuths_message(shown: Any, field: str) -> None:
+    assert shown["isError"] is True
+    assert "structuredContent" not in shown
+    (error,) = json.loads(shown["content"][0]["text"])["errors"]
+    assert error["field"] == field
+    assert error["message"].startswith(f"{field}: ")
+
+
+@pytest.mark.parametrize(("args", "field"), MISTAKES)
+def test_the_inspector_shows_sleuths_message_over_stdio(
+    inspector: list[str], sleuth_mcp: StdioServerParameters, args: list[str], field: str
+) -> None:
+    env = [f"-e XDG_DATA_HOME={sleuth_mcp.env['XDG_DATA_HOME']}"] if sleuth_mcp.env else []
+    target = [*" ".join(env).split(), "--", sleuth_mcp.command, *sleuth_mcp.args]
+    cwd = Path(str(sleuth_mcp.cwd))
+    assert_sleuths_message(inspect_call(inspector, target, args, cwd), field)
+
+
+@pytest.mark.parametrize(("args", "field"), MISTAKES)
+def test_the_inspector_shows_sleuths_message_over_http(
+    inspector: list[str], served: str, args: list[str], field: str, tmp_path: Path
+) -> None:
+    target = [served, "--transport", "http"]
+    assert_sleuths_message(inspect_call(inspector, target, args, tmp_path), field)

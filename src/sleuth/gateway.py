@@ -24,7 +24,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,7 +64,7 @@ from sleuth.stages.dedupe import dedupe
 from sleuth.stages.facts import check_facts
 from sleuth.stages.guard import guard
 from sleuth.stages.injection import screen
-from sleuth.stages.project import check_include, project
+from sleuth.stages.project import check_include, project, served_include
 from sleuth.stages.rank import rank
 from sleuth.stages.rewrite import Rewritten, asks_for_sources, is_time_sensitive, rewrite
 from sleuth.stages.safety import sanitise_items, sanitise_response
@@ -114,27 +114,6 @@ def parse_request(
         return SearchRequest.model_validate(data)
     except ValidationError as exc:
         raise InvalidRequest.from_details(describe_validation_error(exc)) from None
-
-
-def served_include(error: InvalidRequest, served: Sequence[str]) -> InvalidRequest:
-    """`error` with an `include` complaint listing the fields this deployment serves
-    (`projection.optional`), not every field the contract knows."""
-    if not any(detail.field == "include" for detail in error.details):
-        return error
-    allowed = list(served)
-    details = [
-        detail.model_copy(
-            update={
-                "allowed": allowed,
-                "message": detail.message.split("; allowed: ")[0]
-                + f"; allowed: {', '.join(allowed) or 'none here'}",
-            }
-        )
-        if detail.field == "include"
-        else detail
-        for detail in error.details
-    ]
-    return InvalidRequest.from_details(details)
 
 
 def build_transport(settings: Settings) -> Transport:

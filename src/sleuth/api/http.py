@@ -50,8 +50,9 @@ from sleuth.contract import (
 )
 from sleuth.errors import InvalidRequest, SearchError, SearchTimeout
 from sleuth.feedback import Feedback
-from sleuth.gateway import Sleuth, served_include
+from sleuth.gateway import Sleuth
 from sleuth.observe import call_context
+from sleuth.stages.project import served_include
 from sleuth.store import Store, open_store
 from sleuth.tasks import DEFAULT_TENANT, TaskRunner
 from sleuth.tools import tool_definitions

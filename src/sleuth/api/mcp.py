@@ -71,9 +71,10 @@ from sleuth import __version__
 from sleuth.config import Settings
 from sleuth.contract import ErrorInfo, SearchResponse, Task
 from sleuth.errors import InvalidRequest, SearchError
-from sleuth.gateway import Sleuth, parse_request, served_include
+from sleuth.gateway import Sleuth, parse_request
 from sleuth.observe import call_context
 from sleuth.service_settings import is_loopback
+from sleuth.stages.project import served_include
 from sleuth.store import open_store
 from sleuth.tasks import DEFAULT_TENANT, TaskRunner
 from sleuth.tools import (

@@ -453,3 +453,16 @@ async def test_a_neutralised_query_keeps_what_it_asked_of_the_answer(
     assert any(d.kind == "query_injection_neutralised" for d in response.degradations)
     (item,) = response.results
     assert "url" in item.model_dump()
+
+
+async def test_an_unknown_include_value_lists_the_fields_served_here(
+    fakes: dict[str, Provider],
+) -> None:
+    served = settings(projection={"optional": ["url", "published_at"]})
+    with pytest.raises(InvalidRequest) as caught:
+        await Sleuth(served, Cassette().transport()).search({"query": "q", "include": ["link"]})
+
+    (detail,) = caught.value.details
+    assert detail.field == "include"
+    assert detail.allowed == ["url", "published_at"]
+    assert detail.message.endswith("allowed: url, published_at")

@@ -23,6 +23,15 @@ def test_tokens_split_latin_words_and_chinese_bigrams() -> None:
         ("Use a tuple, e.g. a pair. Done!", ["Use a tuple, e.g. a pair.", "Done!"]),
         ("Ask Dr. Smith. He knows.", ["Ask Dr. Smith.", "He knows."]),
         ("他说：“好的。”然后走了。", ["他说：“好的。”", "然后走了。"]),
+        (
+            "1. `threejs` 会操作 `DOM`,但是小程序里面没有 `DOM` 2. 小程序的 canvas 和 web 不一样",
+            [
+                "1. `threejs` 会操作 `DOM`,但是小程序里面没有 `DOM`",
+                "2. 小程序的 canvas 和 web 不一样",
+            ],
+        ),
+        ("Steps: 1. Open it. 2. Close it.", ["Steps: 1. Open it.", "2. Close it."]),
+        ("It costs 12. Then it rises.", ["It costs 12.", "Then it rises."]),
         ("No end mark here", ["No end mark here"]),
         ("   ", []),
     ],

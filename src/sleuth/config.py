@@ -126,7 +126,11 @@ class Settings(BaseSettings):
     )
     deadline_s: float = Field(3.0, gt=0, le=120, description="Overall deadline of one search.")
     per_provider_results: int = Field(
-        10, ge=1, le=50, description="Candidates taken from each provider before merging."
+        10,
+        ge=1,
+        le=50,
+        description="Candidates asked of and taken from each provider before merging; "
+        "a request's larger max_results raises it for that request.",
     )
     egress_proxy: str | None = Field(
         None, description="When set, every provider call goes through it."

@@ -25,6 +25,7 @@ from pydantic import (
     ValidationError,
     field_validator,
     model_serializer,
+    model_validator,
 )
 
 QUERY_MAX_CHARS = 400
@@ -109,6 +110,20 @@ class SearchRequest(BaseModel):
     )
     priority: Priority = Field("normal", description="Scheduling priority under contention.")
     no_cache: bool = Field(False, description="Skip the response cache and ask the back ends.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_means_default(cls, data: object) -> object:
+        """`null` for a field that has a default is that default: strict-mode tool
+        callers (OpenAI `strict: true`) must send every field, null for "leave out"."""
+        if not isinstance(data, dict):
+            return data
+        fields = cls.model_fields
+        return {
+            key: value
+            for key, value in data.items()
+            if value is not None or key not in fields or fields[key].is_required()
+        }
 
     @field_validator("query", mode="before")
     @classmethod

@@ -20,6 +20,7 @@ is `resilience.call`; the ladder is `resilience.ladder`.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
 import uuid
@@ -64,7 +65,7 @@ from sleuth.stages.dedupe import dedupe
 from sleuth.stages.facts import check_facts
 from sleuth.stages.guard import guard
 from sleuth.stages.injection import screen
-from sleuth.stages.project import check_include, project
+from sleuth.stages.project import check_include, project, served_include
 from sleuth.stages.rank import rank
 from sleuth.stages.rewrite import Rewritten, asks_for_sources, is_time_sensitive, rewrite
 from sleuth.stages.rewrite import warm_up as warm_up_rewrite
@@ -98,11 +99,20 @@ log = logging.getLogger(__name__)
 Progress = Callable[[str, dict[str, Any]], None]
 
 
-def parse_request(data: SearchRequest | Mapping[str, Any]) -> SearchRequest:
-    """A validated request, or `InvalidRequest` naming each bad field and its allowed values."""
+def parse_request(
+    data: SearchRequest | Mapping[str, Any], *, strict: bool = False
+) -> SearchRequest:
+    """A validated request, or `InvalidRequest` naming each bad field and its allowed values.
+
+    `strict`: `data` is decoded JSON held to the JSON Schema's types, as a tool's
+    schema promises (`true`, `"5"` or `5.0` are not an integer, `"yes"` is not a
+    boolean); otherwise pydantic's coercions apply, as for Python callers.
+    """
     if isinstance(data, SearchRequest):
         return data
     try:
+        if strict:
+            return SearchRequest.model_validate_json(json.dumps(data), strict=True)
         return SearchRequest.model_validate(data)
     except ValidationError as exc:
         raise InvalidRequest.from_details(describe_validation_error(exc)) from None
@@ -282,7 +292,10 @@ class Sleuth:
         watch: Watch | None = None,
         started: float | None = None,
     ) -> SearchResponse:
-        req = parse_request({"query": request} if isinstance(request, str) else request)
+        try:
+            req = parse_request({"query": request} if isinstance(request, str) else request)
+        except InvalidRequest as exc:
+            raise served_include(exc, self.settings.projection.optional) from None
         now = datetime.now(UTC)
         started = time.perf_counter() if started is None else started
         deadline = started + self.settings.deadline_s

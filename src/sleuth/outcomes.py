@@ -41,8 +41,11 @@ def merge_outcomes(
 ) -> Merged:
     """All providers' hits as one candidate list, with what each provider did."""
     merged = Merged()
+    # The request was sent asking for this many (dispatch.request_for): keep them all,
+    # or a request for 20 answers with `per_provider_results` (10) from one back end.
+    keep = max(req.max_results, per_provider_results)
     for outcome in outcomes:
-        hits = outcome.hits[:per_provider_results]
+        hits = outcome.hits[:keep]
         provider = registry.get(outcome.provider)
         plain = provider.info.text_format == "text"
         items = normalize(outcome.provider, hits, now, plain_text=plain)

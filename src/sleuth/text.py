@@ -29,6 +29,9 @@ _TOKEN = re.compile(rf"([{CJK}]+)|([^\W_{CJK}]+(?:[.'’-][^\W_{CJK}]+)*)", re.U
 # quotes and brackets after the mark stay with the sentence.
 _END_MARK = re.compile(r"[。！？!?.][\"”’)\]]*")
 _NEXT_WORD = re.compile(r"\s+(\S)?")
+# "1. " / "2. " at the start or after a space: a numbered list's marker, when the list
+# has a neighbouring number too (so "it costs 12. Then" stays a sentence end).
+_LIST_MARKER = re.compile(r"(?:^|(?<=\s))(\d{1,2})\.(?=\s)")
 
 
 def is_cjk(char: str) -> bool:
@@ -93,9 +96,17 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 
 def _sentence_ends(text: str) -> list[int]:
     """Where sentences end, by the rule above (a plain scan: this runs on every snippet)."""
-    ends = []
+    ends: list[int] = []
+    markers = _list_markers(text)
     for mark in _END_MARK.finditer(text):
         end = mark.end()
+        if mark.start() in markers:
+            # "2." of a numbered list opens an item: the sentence before ends before it.
+            before = text[: markers[mark.start()]].rstrip()
+            # "Steps: 1. ..." keeps its introduction with the first item.
+            if before and before[-1] not in ":：" and (not ends or ends[-1] < len(before)):
+                ends.append(len(before))
+            continue
         if mark.group()[0] in "。！？":
             ends.append(end)
             continue
@@ -107,6 +118,17 @@ def _sentence_ends(text: str) -> list[int]:
         if end == len(text) or ends_here:
             ends.append(end)
     return ends
+
+
+def _list_markers(text: str) -> dict[int, int]:
+    """The offsets of the dots of numbered-list markers, each with its number's start."""
+    if "." not in text:
+        return {}
+    found = [(int(m.group(1)), m.start(1), m.end(1)) for m in _LIST_MARKER.finditer(text)]
+    numbers = {number for number, _, _ in found}
+    return {
+        dot: start for number, start, dot in found if number - 1 in numbers or number + 1 in numbers
+    }
 
 
 def split_sentences(text: str) -> list[str]:

@@ -1,17 +1,23 @@
 """The search tools as agents' tool formats see them, generated from the contract.
 
-Three tools, each in three formats: `web_search` (input `SearchRequest`, output
-`SearchResponse`), `search_task_submit` (the same input plus an idempotency key,
-output `Task`) and `search_task_status` (a task id, output `Task`), as an OpenAI
-function tool, an Anthropic tool and an MCP tool. Every schema is the pydantic
+Three tools: `web_search` (input `SearchRequest`, output `SearchResponse`),
+`search_task_submit` (the same input plus an idempotency key, output `Task`) and
+`search_task_status` (a task id, output `Task`), each as an OpenAI Chat Completions
+function tool, an OpenAI Responses API function tool (`name`, `parameters`, `strict`
+at the top level), both also in a strict-mode variant, an Anthropic tool and an MCP
+tool. Every schema is the pydantic
 model's JSON Schema made self-contained: `$ref`s inlined, `$defs` dropped, pydantic's
 `title`s (which repeat the property name) and docstring examples removed. Nothing
 here is written by hand but each tool's one-paragraph purpose.
 
-The OpenAI form is a plain function tool, not `strict` structured outputs: strict
-mode would make every optional field required (and nullable), so agents would send
-`null` for what they mean to leave out. The schema still keeps what strict
-validators check: an object root, `additionalProperties: false`, no `$ref`.
+The plain OpenAI forms are not `strict`: their schema keeps optional fields optional
+with their defaults, and still keeps what strict validators check (an object root,
+`additionalProperties: false`, no `$ref`). The strict variants follow OpenAI's
+strict-mode rules (`strict_schema`): every property required, an optional one
+nullable instead of defaulted (null means "the default", which `SearchRequest`
+accepts), no keyword strict mode refuses (`default`, `minLength`, `maxLength`,
+`uniqueItems`, ...): those constraints move into the description, and sleuth still
+enforces them.
 
 Pure: no I/O. `GET /v1/tools` serves `tool_definitions()`; the MCP server lists
 `mcp_tools()`.
@@ -25,7 +31,8 @@ Pure: no I/O. `GET /v1/tools` serves `tool_definitions()`; the MCP server lists
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
@@ -44,8 +51,10 @@ __all__ = [
     "anthropic_tool",
     "mcp_tool",
     "mcp_tools",
+    "openai_responses_tool",
     "openai_tool",
     "self_contained",
+    "strict_schema",
     "tool_definitions",
 ]
 
@@ -216,15 +225,111 @@ def _input_schema(spec: ToolSpec, include: Sequence[str] | None) -> dict[str, An
     return schema
 
 
-def openai_tool(spec: ToolSpec, include: Sequence[str] | None = None) -> dict[str, Any]:
-    """The tool as an OpenAI (chat completions) function tool."""
+# Keywords OpenAI's strict mode does not accept (its supported subset keeps `pattern`,
+# `format`, numeric bounds and `minItems`/`maxItems`); what they say goes into words.
+_NOT_STRICT = (
+    "default",
+    "minLength",
+    "maxLength",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+    "patternProperties",
+    "propertyNames",
+    "unevaluatedProperties",
+    "contains",
+    "examples",
+)
+
+
+def strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """`schema` (self-contained) under OpenAI's strict-mode rules: every property
+    required, an optional one nullable, `additionalProperties: false` on every object,
+    and the keywords strict mode refuses moved into the description as words.
+
+    >>> props = strict_schema({"type": "object", "required": ["q"], "properties": {
+    ...     "n": {"type": "integer", "default": 5, "minimum": 1},
+    ...     "q": {"type": "string", "minLength": 1}}})["properties"]
+    >>> props["n"]
+    {'type': ['integer', 'null'], 'minimum': 1, 'description': 'null for the default (5).'}
+    >>> props["q"]
+    {'type': 'string', 'description': '(minLength: 1)'}
+    """
+    return _strict(schema, required=True)
+
+
+def _strict(node: dict[str, Any], *, required: bool) -> dict[str, Any]:
+    out = {key: copy.deepcopy(value) for key, value in node.items() if key not in _NOT_STRICT}
+    if isinstance(out.get("properties"), dict):
+        needed = set(node.get("required", []))
+        out["properties"] = {
+            name: _strict(sub, required=name in needed) for name, sub in out["properties"].items()
+        }
+        out["required"] = list(out["properties"])
+        out["additionalProperties"] = False
+    if isinstance(out.get("items"), dict):
+        out["items"] = _strict(out["items"], required=True)
+    if isinstance(out.get("anyOf"), list):
+        out["anyOf"] = [_strict(variant, required=True) for variant in out["anyOf"]]
+    words = [
+        f"{key}: {json.dumps(node[key])}" for key in _NOT_STRICT if key in node and key != "default"
+    ]
+    notes = [f"({', '.join(words)})"] if words else []
+    if not required:
+        _allow_null(out)
+        if node.get("default") is not None:
+            notes.append(f"null for the default ({json.dumps(node['default'])}).")
+    if notes:
+        out["description"] = " ".join(filter(None, [out.get("description", ""), *notes]))
+    return out
+
+
+def _allow_null(node: dict[str, Any]) -> None:
+    """Let an optional property be null (strict mode's way of leaving it out)."""
+    if "anyOf" in node:
+        if not any(variant.get("type") == "null" for variant in node["anyOf"]):
+            node["anyOf"].append({"type": "null"})
+        return
+    kind = node.get("type")
+    if isinstance(kind, str) and kind != "null":
+        node["type"] = [kind, "null"]
+    elif isinstance(kind, list) and "null" not in kind:
+        node["type"] = [*kind, "null"]
+    if isinstance(node.get("enum"), list) and None not in node["enum"]:
+        node["enum"] = [*node["enum"], None]
+
+
+def _parameters(spec: ToolSpec, include: Sequence[str] | None, strict: bool) -> dict[str, Any]:
+    schema = _input_schema(spec, include)
+    return strict_schema(schema) if strict else schema
+
+
+def openai_tool(
+    spec: ToolSpec, include: Sequence[str] | None = None, *, strict: bool = False
+) -> dict[str, Any]:
+    """The tool as an OpenAI Chat Completions function tool (`strict`: the strict-mode
+    variant)."""
+    function: dict[str, Any] = {
+        "name": spec.name,
+        "description": spec.purpose,
+        "parameters": _parameters(spec, include, strict),
+    }
+    if strict:
+        function["strict"] = True
+    return {"type": "function", "function": function}
+
+
+def openai_responses_tool(
+    spec: ToolSpec, include: Sequence[str] | None = None, *, strict: bool = False
+) -> dict[str, Any]:
+    """The tool as an OpenAI Responses API function tool: `name`, `description`,
+    `parameters` and `strict` at the top level."""
     return {
         "type": "function",
-        "function": {
-            "name": spec.name,
-            "description": spec.purpose,
-            "parameters": _input_schema(spec, include),
-        },
+        "name": spec.name,
+        "description": spec.purpose,
+        "parameters": _parameters(spec, include, strict),
+        "strict": strict,
     }
 
 
@@ -255,21 +360,24 @@ def mcp_tools(include: Sequence[str] | None = None) -> list[dict[str, Any]]:
 
 
 def tool_definitions(include: Sequence[str] | None = None) -> dict[str, Any]:
-    """`web_search` as an OpenAI, an Anthropic and an MCP tool (keys `openai`,
-    `anthropic`, `mcp`), and under `all` every tool in each format (lists, in the
-    order of `TOOLS`).
+    """`web_search` as an OpenAI Chat Completions tool (`openai`, strict:
+    `openai_strict`), an OpenAI Responses API tool (`openai_responses`, strict:
+    `openai_responses_strict`), an Anthropic and an MCP tool (`anthropic`, `mcp`), and
+    under `all` every tool in each format (lists, in the order of `TOOLS`).
 
     `include`: the optional-tier fields the deployment serves (`projection.optional`);
     the `include` parameter then offers only those. Default: every field the contract
     knows.
     """
+    forms: dict[str, Callable[[ToolSpec], dict[str, Any]]] = {
+        "openai": lambda spec: openai_tool(spec, include),
+        "openai_strict": lambda spec: openai_tool(spec, include, strict=True),
+        "openai_responses": lambda spec: openai_responses_tool(spec, include),
+        "openai_responses_strict": lambda spec: openai_responses_tool(spec, include, strict=True),
+        "anthropic": lambda spec: anthropic_tool(spec, include),
+        "mcp": lambda spec: mcp_tool(spec, include),
+    }
     return {
-        "openai": openai_tool(WEB_SEARCH, include),
-        "anthropic": anthropic_tool(WEB_SEARCH, include),
-        "mcp": mcp_tool(WEB_SEARCH, include),
-        "all": {
-            "openai": [openai_tool(spec, include) for spec in TOOLS],
-            "anthropic": [anthropic_tool(spec, include) for spec in TOOLS],
-            "mcp": mcp_tools(include),
-        },
+        **{name: form(WEB_SEARCH) for name, form in forms.items()},
+        "all": {name: [form(spec) for spec in TOOLS] for name, form in forms.items()},
     }

@@ -3,7 +3,10 @@ with every provider answering from the recorded web cassette."""
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -13,6 +16,7 @@ from typing import Any
 import anyio
 import httpx
 import httpx2
+import jsonschema
 import pytest
 from fastapi import FastAPI
 from live import uvicorn_thread
@@ -43,6 +47,15 @@ def text_of(result: CallToolResult) -> str:
     return block.text
 
 
+def errors_of(result: CallToolResult) -> list[dict[str, Any]]:
+    """The error contract of an `isError` result: JSON in its text, no structured
+    content (which clients would check against the success output schema)."""
+    assert result.is_error
+    assert result.structured_content is None
+    errors: list[dict[str, Any]] = json.loads(text_of(result))["errors"]
+    return errors
+
+
 def assert_cited_search(result: CallToolResult) -> None:
     assert not result.is_error, text_of(result)
     data = result.structured_content
@@ -61,9 +74,7 @@ def assert_cited_search(result: CallToolResult) -> None:
 
 
 def assert_invalid_time_range(result: CallToolResult) -> None:
-    assert result.is_error
-    assert isinstance(result.structured_content, dict)
-    (error,) = result.structured_content["errors"]
+    (error,) = errors_of(result)
     assert error["code"] == "invalid_request"
     assert error["field"] == "time_range"
     assert error["allowed"] == ["any", "past_week", "past_month", "past_year"]
@@ -142,8 +153,7 @@ async def test_stdio_runs_a_submitted_task_to_success(sleuth_mcp: StdioServerPar
         assert done["events"][0]["kind"] == "accepted"
 
         missing = await client.call_tool("search_task_status", {"task_id": "task_nope"})
-        assert missing.is_error
-        (error,) = missing.structured_content["errors"]
+        (error,) = errors_of(missing)
         assert error["code"] == "task_not_found" and error["field"] == "task_id"
 
 
@@ -215,8 +225,7 @@ async def test_http_tasks_belong_to_their_tenant(served: str) -> None:
         assert done["status"] == "success"
         assert done["result"]["results"]
         other = await bob.call_tool("search_task_status", {"task_id": task_id})
-        assert other.is_error
-        assert other.structured_content["errors"][0]["code"] == "task_not_found"
+        assert errors_of(other)[0]["code"] == "task_not_found"
 
 
 def test_http_refuses_a_bad_key_a_foreign_host_and_an_unknown_tool(served: str) -> None:
@@ -251,3 +260,140 @@ async def test_the_endpoint_answers_503_until_its_server_runs() -> None:
     assert answer.status_code == 503
     assert answer.headers["retry-after"] == "1"
     assert answer.json()["code"] == "service_unavailable"
+
+
+# --- in memory: strict arguments and the error contract ----------------------------------
+
+
+@asynccontextmanager
+async def in_memory() -> AsyncIterator[Client]:
+    store = MemoryStore()
+    async with (
+        Sleuth(memory_settings(chain=FIRST, replay=CASSETTE), store=store) as sleuth,
+        TaskRunner(sleuth, store) as runner,
+        Client(build_mcp(sleuth, runner)) as client,
+    ):
+        yield client
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "field"),
+    [
+        ("web_search", {"query": "q", "max_results": True}, "max_results"),
+        ("web_search", {"query": "q", "max_results": "5"}, "max_results"),
+        ("web_search", {"query": "q", "max_results": 5.0}, "max_results"),
+        ("web_search", {"query": "q", "max_results": 0}, "max_results"),
+        ("web_search", {"query": "q", "no_cache": "yes"}, "no_cache"),
+        ("web_search", {"query": "q", "page": 2}, "page"),
+        ("web_search", {"query": 42}, "query"),
+        ("search_task_submit", {"query": "q", "max_results": "5"}, "max_results"),
+    ],
+)
+async def test_arguments_are_held_to_the_schemas_json_types(
+    tool: str, arguments: dict[str, Any], field: str
+) -> None:
+    async with in_memory() as client:
+        result = await client.call_tool(tool, arguments)
+
+    (error,) = errors_of(result)
+    assert error["code"] == "invalid_request"
+    assert error["field"] == field
+    assert error["message"].startswith(f"{field}: ")
+
+
+async def test_an_error_result_carries_no_structured_content_to_fail_the_output_schema() -> None:
+    async with in_memory() as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        ok = await client.call_tool("web_search", {"query": QUERY, "max_results": 3})
+        bad = await client.call_tool("web_search", {"query": QUERY, "max_results": 21})
+
+    schema = tools["web_search"].output_schema
+    assert schema is not None
+    jsonschema.validate(ok.structured_content, schema)
+    assert len(ok.structured_content["results"]) == 3
+    (error,) = errors_of(bad)
+    assert error["allowed"] == ["1..20"]
+
+
+async def test_an_unknown_include_value_lists_what_this_deployment_serves() -> None:
+    async with in_memory() as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        result = await client.call_tool("web_search", {"query": "q", "include": ["link"]})
+
+    offered = listed["web_search"].input_schema["properties"]["include"]["items"]["enum"]
+    (error,) = errors_of(result)
+    assert error["field"] == "include"
+    assert error["allowed"] == offered
+
+
+# --- the MCP Inspector CLI: what a user running it sees ----------------------------------
+
+INSPECTOR = "@modelcontextprotocol/inspector@0.15.0"
+#: What the Inspector is asked, and the field sleuth's message must name. The
+#: Inspector converts each value by the schema's type first ("true" for an integer
+#: becomes 1), so the wrong types are those it passes on: a fraction for an integer,
+#: a bare string for a list.
+MISTAKES = [
+    (["max_results=0"], "max_results"),
+    (["page=2"], "page"),  # an unknown field
+    (["max_results=2.5"], "max_results"),
+    (["domain_filter=python.org"], "domain_filter"),
+]
+
+
+@pytest.fixture(scope="module")
+def inspector() -> list[str]:
+    """The Inspector CLI through npx (fetched from the npm registry on first use)."""
+    npx = shutil.which("npx")
+    if npx is None:
+        pytest.skip("npx is not installed: the MCP Inspector CLI cannot run here")
+    command = [npx, "--yes", INSPECTOR, "--cli"]
+    try:
+        probe = subprocess.run(  # noqa: S603 (npx found on PATH, fixed arguments)
+            [*command, "--help"], capture_output=True, text=True, timeout=240, check=False
+        )
+    except subprocess.TimeoutExpired:
+        pytest.skip(f"npx could not fetch {INSPECTOR} within 240 s")
+    if probe.returncode != 0 and "Usage" not in probe.stdout + probe.stderr:
+        pytest.skip(f"npx could not run {INSPECTOR}: {probe.stderr.strip()[-300:]}")
+    return command
+
+
+def inspect_call(command: list[str], target: list[str], args: list[str], cwd: Path) -> Any:
+    pairs = [part for pair in ["query=python", *args] for part in ("--tool-arg", pair)]
+    done = subprocess.run(  # noqa: S603 (the test's own command line)
+        [*command, *target, "--method", "tools/call", "--tool-name", "web_search", *pairs],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=cwd,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def assert_sleuths_message(shown: Any, field: str) -> None:
+    assert shown["isError"] is True
+    assert "structuredContent" not in shown
+    (error,) = json.loads(shown["content"][0]["text"])["errors"]
+    assert error["field"] == field
+    assert error["message"].startswith(f"{field}: ")
+
+
+@pytest.mark.parametrize(("args", "field"), MISTAKES)
+def test_the_inspector_shows_sleuths_message_over_stdio(
+    inspector: list[str], sleuth_mcp: StdioServerParameters, args: list[str], field: str
+) -> None:
+    env = [f"-e XDG_DATA_HOME={sleuth_mcp.env['XDG_DATA_HOME']}"] if sleuth_mcp.env else []
+    target = [*" ".join(env).split(), "--", sleuth_mcp.command, *sleuth_mcp.args]
+    cwd = Path(str(sleuth_mcp.cwd))
+    assert_sleuths_message(inspect_call(inspector, target, args, cwd), field)
+
+
+@pytest.mark.parametrize(("args", "field"), MISTAKES)
+def test_the_inspector_shows_sleuths_message_over_http(
+    inspector: list[str], served: str, args: list[str], field: str, tmp_path: Path
+) -> None:
+    target = [served, "--transport", "http"]
+    assert_sleuths_message(inspect_call(inspector, target, args, tmp_path), field)

@@ -52,7 +52,7 @@ def test_request_is_a_get_with_the_key_in_the_subscription_header() -> None:
     assert request.params == {
         "q": "python 3.13 release notes",
         "count": "5",
-        "result_filter": "web",
+        "result_filter": "web,infobox,faq,news",
         "text_decorations": "false",
         "search_lang": "en",
         "ui_lang": "en-US",
@@ -414,7 +414,7 @@ async def test_request_and_parse_against_a_local_server(
         query_string={
             "q": "what's new in python 3.13",
             "count": "10",
-            "result_filter": "web",
+            "result_filter": "web,infobox,faq,news",
             "text_decorations": "false",
             "search_lang": "en",
             "ui_lang": "en-US",
@@ -450,3 +450,24 @@ def test_cassette_line_replays_the_documented_body() -> None:
     urls = [hit.url for hit in hits]
     assert "https://docs.python.org/3/whatsnew/3.13.html" in urls
     assert any(hit.snippet is None for hit in hits)
+
+
+def test_infobox_faq_and_news_sections_are_results() -> None:
+    hits = parse(200, {}, load("search_sections.json"))
+
+    sections = [hit.fields.get("section") for hit in hits]
+    assert sections == ["infobox", None, None, None, "faq", "news"]
+    infobox, faq, news = hits[0], hits[4], hits[5]
+    assert infobox.title == "Python (programming language)"
+    assert infobox.url == "https://en.wikipedia.org/wiki/Python_(programming_language)"
+    assert infobox.snippet is not None
+    assert infobox.snippet.startswith("Python is a high-level, general-purpose")
+    assert infobox.fields["attributes"]["Designed by"] == "Guido van Rossum"
+    assert infobox.fields["website_url"] == "https://www.python.org/"
+    assert (faq.title, faq.url) == ("What is Python?", "https://docs.python.org/3/faq/general.html")
+    assert faq.snippet is not None
+    assert faq.snippet.startswith("Python is an interpreted, interactive")
+    assert faq.fields["page_title"] == "General Python FAQ — Python 3.13.1 documentation"
+    assert news.published_at == "2024-10-07T00:00:00"
+    assert news.fields["source"] == "python.org"
+    assert news.fields["age"] == "October 7, 2024"

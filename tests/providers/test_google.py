@@ -389,3 +389,14 @@ async def test_end_to_end_against_a_local_server_and_key_stays_out_of_the_casset
         "google", "what's new in python 3.13", request, 1.0
     )
     assert replayed.body == body
+
+
+def test_every_documented_publication_meta_tag_is_a_date() -> None:
+    docs, realpython, release, news = parse(200, {}, load("search_metatags.json"))
+
+    assert realpython.published_at == "2024-10-02"  # publish-date
+    assert release.published_at == "2024-10-07"  # publisheddatetime
+    assert news.published_at == "2024-10-08"  # dc.date, before dc.date.issued
+    # og:updated_time is when the page last changed: an extra, not a publication date
+    assert docs.published_at is None
+    assert docs.fields["modified_at"] == "2024-10-03T09:12:45+00:00"

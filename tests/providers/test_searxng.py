@@ -108,8 +108,9 @@ def test_info_declares_native_capabilities() -> None:
 
 
 def test_results_keep_titles_urls_snippets_and_dates_as_sent() -> None:
-    hits = parse(200, {"content-type": "application/json"}, load("search_ok.json"))
+    infobox, *hits = parse(200, {"content-type": "application/json"}, load("search_ok.json"))
 
+    assert infobox.fields["section"] == "infobox"
     assert [hit.url for hit in hits] == [
         "https://docs.python.org/3/whatsnew/3.13.html",
         "https://www.python.org/downloads/release/python-3130/",
@@ -131,7 +132,7 @@ def test_results_keep_titles_urls_snippets_and_dates_as_sent() -> None:
 
 
 def test_stable_extras_are_kept_in_fields() -> None:
-    first, *_ = parse(200, {}, load("search_ok.json"))
+    _, first, *_ = parse(200, {}, load("search_ok.json"))
     assert first.fields == {
         "engine": "duckduckgo",
         "engines": ["duckduckgo", "brave", "startpage"],
@@ -140,9 +141,41 @@ def test_stable_extras_are_kept_in_fields() -> None:
     }
 
 
-def test_answers_and_infoboxes_are_not_results() -> None:
-    hits = parse(200, {}, load("search_ok.json"))
-    assert all("wikipedia.org" not in (hit.url or "") for hit in hits)
+def test_an_infobox_is_the_first_result_with_its_page() -> None:
+    infobox, *_ = parse(200, {}, load("search_ok.json"))
+    assert infobox.title == "Python (programming language)"
+    assert infobox.url == "https://en.wikipedia.org/wiki/Python_(programming_language)"
+    assert infobox.snippet == "Python is a high-level, general-purpose programming language."
+    assert infobox.fields == {"section": "infobox", "engines": ["wikipedia"]}
+
+
+def test_answers_are_results_after_the_infoboxes() -> None:
+    body = load("search_ok.json")
+    body["answers"] = [
+        {
+            "answer": "Python 3.13.0 was released on October 7, 2024.",
+            "engine": "duckduckgo",
+            "url": "https://www.python.org/downloads/release/python-3130/",
+        },
+        "3.13",  # older instances send plain strings
+    ]
+    body["infoboxes"][0]["attributes"] = [
+        {"label": "Designed by", "value": "Guido van Rossum"},
+        {"label": "Website", "value": ""},
+    ]
+    infobox, answer, bare, first, *_ = parse(200, {}, body)
+
+    assert infobox.fields["attributes"] == {"Designed by": "Guido van Rossum"}
+    assert answer.snippet == "Python 3.13.0 was released on October 7, 2024."
+    assert answer.url == "https://www.python.org/downloads/release/python-3130/"
+    assert answer.fields == {"section": "answer", "engine": "duckduckgo"}
+    assert (bare.snippet, bare.url, bare.title) == ("3.13", None, None)
+    assert first.url == "https://docs.python.org/3/whatsnew/3.13.html"
+
+
+def test_suggestions_and_corrections_are_not_results() -> None:
+    body = load("search_ok.json") | {"suggestions": ["python 3.14"], "corrections": ["pyton"]}
+    assert len(parse(200, {}, body)) == 5
 
 
 def test_chinese_results_are_kept_verbatim() -> None:

@@ -190,11 +190,15 @@ def test_organic_titles_snippets_and_dates_are_kept_as_sent() -> None:
         "Python 3.13 was released on October 7, 2024. For full details, see the changelog."
     )
     assert second.title == "Python Release Python 3.13.0"
-    # Google's display dates are not ISO/RFC dates: kept as extras, never published_at.
+    # Google's display dates stay as sent and are read as dates; an age counts back
+    # from when SerpApi ran the search (search_metadata.created_at 2024-10-29 11:02:08).
     assert second.fields["date"] == "Oct 7, 2024"
+    assert second.published_at == "2024-10-07T00:00:00+00:00"
     assert third.fields["date"] == "3 days ago"
-    assert all(hit.published_at is None for hit in (first, second, third, fourth))
+    assert third.published_at == "2024-10-26T11:02:08+00:00"
     assert "date" not in first.fields
+    assert first.published_at is None
+    assert fourth.published_at is None
     assert fourth.snippet is None  # no `snippet` key in that result
     assert fourth.title == "cpython/Doc/whatsnew/3.13.rst at main · python/cpython"
 
@@ -221,7 +225,7 @@ def test_chinese_results_are_kept_verbatim() -> None:
     assert hit.snippet is not None
     assert hit.snippet.startswith("本文介绍了 Python 3.13")
     assert hit.fields["date"] == "2024年10月7日"
-    assert hit.published_at is None
+    assert hit.published_at == "2024-10-07T00:00:00+00:00"
 
 
 def test_direct_answer_without_a_link_gets_no_url() -> None:
@@ -235,7 +239,7 @@ def test_direct_answer_without_a_link_gets_no_url() -> None:
     )
 
 
-def test_short_answer_wins_over_the_snippet_and_its_date_is_an_extra() -> None:
+def test_short_answer_wins_over_the_snippet_and_its_date_is_read() -> None:
     body = load("search_ok.json") | {
         "answer_box": {
             "type": "organic_result",
@@ -248,7 +252,7 @@ def test_short_answer_wins_over_the_snippet_and_its_date_is_an_extra() -> None:
     }
     box = parse(200, {}, body)[0]
     assert box.snippet == "October 7, 2024"
-    assert box.published_at is None
+    assert box.published_at == "2024-10-07T00:00:00+00:00"
     assert box.fields["date"] == "Oct 7, 2024"
 
 
@@ -471,3 +475,63 @@ async def test_shipped_cassette_replays_into_hits() -> None:
     hits = serpapi.parse_response(response.status, response.headers, response.body, MAPPING)
     assert "https://docs.python.org/3/whatsnew/3.13.html" in [hit.url for hit in hits]
     assert any(hit.snippet is None for hit in hits)
+
+
+def test_knowledge_graph_is_a_result_with_its_facts_and_its_source_link() -> None:
+    hits = parse(200, {}, load("search_knowledge_graph.json"))
+
+    graph = hits[0]
+    assert graph.title == "Python"
+    assert graph.url == "https://en.wikipedia.org/wiki/Python_(programming_language)"
+    assert graph.snippet is not None
+    assert graph.snippet.startswith("Python is a high-level, general-purpose programming language.")
+    assert graph.fields == {
+        "knowledge_graph": True,
+        "kg_type": "High-level programming language",
+        "source_name": "Wikipedia",
+        "attributes": {
+            "designed_by": "Guido van Rossum",
+            "developer": "Python Software Foundation",
+            "first_appeared": "20 February 1991",
+            "typing_discipline": "Duck, dynamic, strong; optional type annotations",
+        },
+    }
+    assert [hit.fields.get("position") for hit in hits[1:5]] == [1, 2, 3, 4]
+
+
+def test_top_stories_follow_the_organic_results_dated_from_the_search_time() -> None:
+    story = parse(200, {}, load("search_knowledge_graph.json"))[-1]
+
+    assert story.url == "https://www.python.org/downloads/release/python-3130/"
+    assert story.fields == {"section": "top_stories", "source": "Python.org", "date": "3 weeks ago"}
+    # created_at 2024-10-29 11:02:08 UTC, three weeks before
+    assert story.published_at == "2024-10-08T11:02:08+00:00"
+
+
+def test_a_news_search_answers_its_news_results_with_dates() -> None:
+    first, second = parse(200, {}, load("search_news.json"))
+
+    assert first.title == "Python Release Python 3.13.0"
+    assert first.published_at == "2024-10-07T00:00:00+00:00"
+    assert first.fields["section"] == "news_results"
+    assert first.fields["source"] == "Python.org"
+    assert second.published_at == "2024-10-08T11:02:08+00:00"
+
+
+def test_every_answer_box_of_a_list_is_a_result() -> None:
+    body = load("search_ok.json")
+    body["answer_box"] = [
+        {"type": "calculator_result", "result": "3.141592653589793"},
+        {"type": "organic_result", "title": "Pi", "snippet": "Pi is about 3.14159."},
+    ]
+    first, second, *_ = parse(200, {}, body)
+    assert first.snippet == "3.141592653589793"
+    assert second.title == "Pi"
+
+
+def test_without_the_search_time_dates_stay_extras() -> None:
+    body = load("search_ok.json")
+    del body["search_metadata"]["created_at"]
+    hits = parse(200, {}, body)
+    assert all(hit.published_at is None for hit in hits)
+    assert hits[3].fields["date"] == "3 days ago"

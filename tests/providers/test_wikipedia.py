@@ -109,7 +109,7 @@ def test_info_declares_native_capabilities() -> None:
 # --- parse_response: good bodies ---------------------------------------------------------
 
 
-def test_results_keep_titles_snippets_and_timestamps_as_sent() -> None:
+def test_results_keep_titles_snippets_and_the_last_edit_as_sent() -> None:
     hits = parse(200, {}, load("search_en.json"))
 
     assert len(hits) == 4
@@ -118,7 +118,8 @@ def test_results_keep_titles_snippets_and_timestamps_as_sent() -> None:
     assert mandela.url == "https://en.wikipedia.org/wiki/Nelson_Mandela"
     assert mandela.snippet is not None
     assert mandela.snippet.startswith('<span class="searchmatch">Nelson</span> Rolihlahla')
-    assert mandela.published_at == "2018-07-23T07:59:43Z"
+    # `timestamp` is the last edit, not a publication date
+    assert mandela.published_at is None
     assert mandela.fields == {
         "pageid": 21492751,
         "wordcount": 23664,
@@ -132,11 +133,10 @@ def test_missing_snippet_timestamp_and_title_stay_missing() -> None:
     _, _, no_snippet, no_title = parse(200, {}, load("search_en.json"))
 
     assert no_snippet.snippet is None  # snippet: ""
-    assert no_snippet.published_at is None  # no timestamp
-    assert "last_edited" not in no_snippet.fields
+    assert "last_edited" not in no_snippet.fields  # no timestamp
     assert no_title.title is None
     assert no_title.url is None  # no title, no URL
-    assert no_title.published_at == "2020-01-01T00:00:00Z"
+    assert no_title.fields["last_edited"] == "2020-01-01T00:00:00Z"
 
 
 def test_titles_are_encoded_like_mediawiki_page_links() -> None:
@@ -150,7 +150,7 @@ def test_chinese_titles_are_percent_encoded_on_the_zh_host() -> None:
     first, second = parse(200, {}, load("search_zh.json"))
     assert first.title == "人工智能"
     assert first.url == "https://zh.wikipedia.org/wiki/%E4%BA%BA%E5%B7%A5%E6%99%BA%E8%83%BD"
-    assert first.published_at == "2025-02-27T03:14:15Z"
+    assert (first.published_at, first.fields["last_edited"]) == (None, "2025-02-27T03:14:15Z")
     assert (
         second.url == "https://zh.wikipedia.org/wiki/%E4%BA%BA%E5%B7%A5%E6%99%BA%E8%83%BD%E5%8F%B2"
     )

@@ -28,6 +28,8 @@ def item(title: str, snippet: str = "", url: str | None = None) -> ResultItem:
         ("  lots \n\t of   space&nbsp;here\u3000全角  ", "lots of space here 全角"),
         ("if a &lt; b and c &gt; d", "if a < b and c > d"),
         ("plain text needs no parsing", "plain text needs no parsing"),
+        ("\ufeffWhat's New\u200b In Python 3.13", "What's New In Python 3.13"),
+        ("soft\u00adhyphen and word\u2060joiner", "softhyphen and wordjoiner"),
         ("", ""),
     ],
 )
@@ -138,6 +140,22 @@ def test_decimals_and_e_g_do_not_end_a_sentence() -> None:
     text = "Use a container, e.g. a list or a tuple of 3.5 million rows. Then sort it."
 
     assert cut_snippet(text, 65) == "Use a container, e.g. a list or a tuple of 3.5 million rows."
+
+
+def test_a_numbered_list_is_cut_before_a_marker_never_after_it() -> None:
+    # The shape of a long Chinese answer: numbered points with no 。 between them.
+    points = [
+        "`threejs` 会操作 `DOM`,但是小程序里面没有 `DOM`",
+        "小程序的 `canvas` 是自己实现的,和浏览器里的 `canvas` 接口不完全一样,需要适配",
+        "可以使用官方适配过的 `threejs` 版本,它把 `DOM` 相关的调用替换成了小程序的接口",
+        "纹理图片要先下载到本地再加载,网络图片直接加载会失败",
+    ]
+    text = " ".join(f"{n}. {point}" for n, point in enumerate(points * 4, start=1))
+
+    cut = cut_snippet(text, 120)
+
+    assert cut == f"1. {points[0]} 2. {points[1]}"
+    assert not cut.rstrip().endswith((" 3.", " 2."))
 
 
 def test_snippets_within_the_budget_are_untouched() -> None:

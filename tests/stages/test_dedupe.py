@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
+import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +15,7 @@ from sleuth.contract import ResultItem
 from sleuth.stages.dedupe import DedupeSettings, canonical_url, dedupe, hamming, simhash
 
 SETTINGS = DedupeSettings()
+DATA = Path(__file__).parent.parent / "data"
 
 
 def item(
@@ -284,9 +288,9 @@ def test_simhash_merges_a_near_copy_one_word_apart() -> None:
     assert merged.snippet == WHATSNEW
 
 
-def test_a_one_word_edit_can_move_a_short_text_three_bits_or_more() -> None:
-    # SimHash on ~45 tokens is coarse: this one-word edit lands 4 bits away, which
-    # the default threshold (< 3) does not merge; a looser threshold would.
+def test_a_one_word_edit_further_apart_than_simhash_merges_word_by_word() -> None:
+    # SimHash on ~45 tokens is coarse: this one-word edit lands 4 bits away, which the
+    # SimHash threshold (< 3) does not merge; word by word it is the same text.
     text = (
         "Start with freshly roasted beans and grind them medium-fine just before brewing. "
         "Rinse the paper filter with hot water, add twenty grams of coffee, and pour slowly "
@@ -300,8 +304,10 @@ def test_a_one_word_edit_can_move_a_short_text_three_bits_or_more() -> None:
     ]
 
     assert hamming(simhash(f"{title} {text}"), simhash(f"{title} {edited}")) == 4
-    assert len(dedupe(items, SETTINGS)) == 2
-    assert len(dedupe(items, DedupeSettings(simhash_max_distance=5))) == 1
+    assert len(dedupe(items, SETTINGS)) == 1
+    assert len(dedupe(items, DedupeSettings(content_max_edited_words=0))) == 2
+    assert len(dedupe(items, DedupeSettings(content_match_distance=0))) == 2
+    assert len(dedupe(items, DedupeSettings(simhash_max_distance=5, content_match_distance=0))) == 1
 
 
 def test_texts_below_simhash_min_tokens_never_merge_by_simhash() -> None:
@@ -319,7 +325,10 @@ def test_texts_below_simhash_min_tokens_never_merge_by_simhash() -> None:
     )
 
     assert len(dedupe(items, SETTINGS)) == 2
-    assert len(dedupe(items, DedupeSettings(simhash_min_tokens=6))) == 1
+    # judged at six tokens, SimHash alone merges them (the titles' details still differ)
+    judged = DedupeSettings(simhash_min_tokens=6, keep_apart_on_details=False)
+    assert len(dedupe(items, judged)) == 1
+    assert len(dedupe(items, DedupeSettings(simhash_min_tokens=6))) == 2
 
 
 def test_simhash_is_stable_across_processes() -> None:
@@ -381,3 +390,118 @@ def test_a_merged_item_lists_every_url_it_was_found_at() -> None:
         "https://docs.python.org/3/whatsnew/3.13.html",
         "https://mirror.example/whatsnew-313",
     ]
+
+
+# --- templated pages: details keep them apart, copies still merge ------------------------
+
+PHONE = (
+    "Apple iPhone 15（128GB）黑色，商城价 5999 元。支持 5G 双卡双待，6.1 英寸超视网膜 XDR "
+    "显示屏，正品行货，全国联保，顺丰包邮，支持七天无理由退货。"
+)
+
+
+@pytest.mark.parametrize(
+    ("title", "snippet"),
+    [
+        ("iPhone 15 Pro 256GB 8999 元", PHONE.replace("128GB", "256GB").replace("5999", "8999")),
+        ("iPhone 15 128GB 5999 元", PHONE.replace("5999", "6299")),
+        ("iPhone 15 128GB 5999 元", PHONE.replace("黑色", "粉色")),
+    ],
+)
+def test_pages_that_differ_in_a_number_model_or_name_stay_apart(title: str, snippet: str) -> None:
+    items = [
+        item("https://shop.example/1.html", "iPhone 15 128GB 5999 元", PHONE),
+        item("https://shop.example/2.html", title, snippet, provider="brave"),
+    ]
+
+    assert len(dedupe(items, SETTINGS)) == 2
+
+
+def test_same_title_and_opening_with_another_price_later_stay_apart() -> None:
+    opening = "Node.js 20.11.0 is the latest LTS release. " * 5  # level 2 compares 200
+    items = [
+        item("https://a.example/1", "Node.js 20.11.0", opening + "Support costs $10 a month."),
+        item("https://b.example/2", "Node.js 20.11.0", opening + "Support costs $12 a month."),
+    ]
+
+    assert len(dedupe(items, SETTINGS)) == 2
+
+
+@pytest.mark.parametrize(
+    ("title", "snippet"),
+    [
+        ("iPhone 15 128GB 5999 元 - 商城手机版", PHONE),  # a mirror with its own site name
+        ("iPhone 15 128GB 5999 元 - 商城", "2025年3月3日 — " + PHONE),  # a date in front
+        ("iPhone 15 128GB 5999 元 - 商城", PHONE[:60] + " ..."),  # a cut
+        ("iPhone 15 128GB 5999 元 － 商城", PHONE.replace("，", ", ")),  # widths and commas
+    ],
+)
+def test_copies_of_one_page_merge(title: str, snippet: str) -> None:
+    items = [
+        item("https://shop.example/1.html", "iPhone 15 128GB 5999 元 - 商城", PHONE),
+        item("https://m.shop.example/1.html", title, snippet, provider="brave"),
+    ]
+
+    assert len(dedupe(items, SETTINGS)) == 1
+
+
+def test_the_labelled_templated_set_has_no_false_and_no_missed_merge() -> None:
+    """tests/data/dedupe/templated.jsonl (scripts/make_dedupe_set.py): 56 pages from ten
+    templates in Chinese and English, each differing in one detail, and 25 copies."""
+    rows = [
+        json.loads(line)
+        for line in (DATA / "dedupe" / "templated.jsonl").read_text("utf-8").splitlines()
+    ]
+    assert len({row["page"] for row in rows}) >= 50
+    false, missed = [], []
+    for group in {row["group"] for row in rows}:
+        members = [row for row in rows if row["group"] == group]
+        items = [
+            item(row["url"], row["title"], row["snippet"], provider=f"row{n}")
+            for n, row in enumerate(members)
+        ]
+        where = {p: k for k, merged in enumerate(dedupe(items, SETTINGS)) for p in merged.providers}
+        for a, b in itertools.combinations(range(len(members)), 2):
+            same_page = members[a]["page"] == members[b]["page"]
+            together = where[f"row{a}"] == where[f"row{b}"]
+            if together and not same_page:
+                false.append((members[a]["page"], members[b]["page"]))
+            if same_page and not together:
+                missed.append((members[a]["page"], members[b]["kind"]))
+
+    assert false == []
+    assert missed == []
+
+
+def test_job_ads_simhash_calls_near_copies_that_name_another_job_stay_apart() -> None:
+    rows = {
+        row["page"]: row
+        for row in map(
+            json.loads, (DATA / "dedupe" / "templated.jsonl").read_text("utf-8").split("\n")[:-1]
+        )
+        if row["kind"] == "page"
+    }
+    java, go = (
+        item(rows[page]["url"], rows[page]["title"], rows[page]["snippet"], provider=page)
+        for page in ("zh-job-0", "zh-job-1")
+    )
+    assert "Java开发工程师" in java.title
+    assert "Go开发工程师" in go.title
+
+    assert len(dedupe([java, go], DedupeSettings(keep_apart_on_details=False))) == 1
+    assert len(dedupe([java, go], SETTINGS)) == 2
+
+
+def test_one_word_filled_in_twice_is_a_template_slot_not_an_edit() -> None:
+    items = [
+        item(
+            f"https://example.com/{author}/1",
+            f"solar panels guide 1 by {author}",
+            f"{author} explains solar panels in part 1 of its guide, with the costs and the "
+            "savings of a rooftop system over twenty years.",
+            provider=author,
+        )
+        for author in ("alpha", "beta")
+    ]
+
+    assert len(dedupe(items, SETTINGS)) == 2

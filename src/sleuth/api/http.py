@@ -52,6 +52,7 @@ from sleuth.errors import InvalidRequest, SearchError, SearchTimeout
 from sleuth.feedback import Feedback
 from sleuth.gateway import Sleuth
 from sleuth.observe import call_context
+from sleuth.stages.project import served_include
 from sleuth.store import Store, open_store
 from sleuth.tasks import DEFAULT_TENANT, TaskRunner
 from sleuth.tools import tool_definitions
@@ -236,7 +237,8 @@ def _describe(request: Request, exc: RequestValidationError) -> InvalidRequest:
         try:
             model.model_validate(exc.body)
         except ValidationError as invalid:
-            return InvalidRequest.from_details(describe_validation_error(invalid, model))
+            error = InvalidRequest.from_details(describe_validation_error(invalid, model))
+            return served_include(error, service(request).settings.projection.optional)
     first = errors[0] if errors else {}
     where = ".".join(str(part) for part in first.get("loc", ()) if part != "body") or "request"
     return InvalidRequest(f"{where}: {first.get('msg', 'invalid')}", field=where.split(".")[0])

@@ -10,10 +10,15 @@ A thin adapter over `Sleuth` and `TaskRunner`, on the official SDK's low-level
     search_task_status  task_id → the Task; another tenant's task is "not found"
 
 A caller's mistake or a refusal (invalid input, a refused query, an unknown task, a
-full queue) is a tool result with `isError: true` whose structured content and text
-are the error contract, `{"errors": [SearchError, ...]}`, naming the field and the
-allowed values, so the agent can correct itself. An unknown tool name is a protocol
-error. Back-end failures are not errors here: they travel inside the response.
+full queue) is a tool result with `isError: true` whose text is the error contract as
+JSON, `{"errors": [SearchError, ...]}`, naming the field and the allowed values, so
+the agent can correct itself. It has no structured content: clients (the MCP
+Inspector among them) check structured content against the tool's output schema,
+which describes a success, and would show their own schema complaint instead of
+sleuth's message. Arguments are held to the input schema's JSON types: `true`,
+`"5"` or `5.0` for `max_results`, `"yes"` for `no_cache` are refused by name. An
+unknown tool name is a protocol error. Back-end failures are not errors here: they
+travel inside the response.
 
 Over HTTP the server runs stateless with JSON responses: every POST is answered on
 its own, with no session to pin a client to one replica and no SSE stream to keep
@@ -69,6 +74,7 @@ from sleuth.errors import InvalidRequest, SearchError
 from sleuth.gateway import Sleuth, parse_request
 from sleuth.observe import call_context
 from sleuth.service_settings import is_loopback
+from sleuth.stages.project import served_include
 from sleuth.store import open_store
 from sleuth.tasks import DEFAULT_TENANT, TaskRunner
 from sleuth.tools import (
@@ -134,7 +140,6 @@ def _error_result(error: SearchError) -> types.CallToolResult:
     payload = {"errors": [d.model_dump(mode="json", exclude_none=True) for d in details]}
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(payload, ensure_ascii=False))],
-        structured_content=payload,
         is_error=True,
     )
 
@@ -218,7 +223,7 @@ def build_mcp(
 
     async def web_search(arguments: Mapping[str, Any], owner: str) -> types.CallToolResult:
         with call_context(tenant=owner, tool_name="web_search"):
-            response = await sleuth.search(parse_request(arguments))
+            response = await sleuth.search(parse_request(arguments, strict=True))
         return types.CallToolResult(
             content=[types.TextContent(text=render_text(response))],
             structured_content=_dump(response),
@@ -237,7 +242,7 @@ def build_mcp(
                 allowed=[f"1..{IDEMPOTENCY_KEY_MAX_CHARS} characters"],
             )
         task, _created = await runner.submit(
-            parse_request(request), tenant=owner, idempotency_key=key
+            parse_request(request, strict=True), tenant=owner, idempotency_key=key
         )
         return _task_result(task)
 
@@ -272,6 +277,8 @@ def build_mcp(
         request = ctx.request if isinstance(ctx.request, Request) else None
         try:
             return await handler(params.arguments or {}, tenant_of(request))
+        except InvalidRequest as exc:
+            return _error_result(served_include(exc, served))
         except SearchError as exc:
             return _error_result(exc)
         except Exception as exc:  # the agent gets the error contract, never a stack trace

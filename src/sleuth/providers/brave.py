@@ -1,11 +1,11 @@
 """The Brave Search API (Web Search endpoint) as a provider.
 
-Request: `GET https://api.search.brave.com/res/v1/web/search?q=…&count=N&result_filter=web
-&text_decorations=false&search_lang=…&ui_lang=…[&freshness=pw|pm|py]`, with the key in
-the `X-Subscription-Token` header (never in the query string).
+Request: `GET https://api.search.brave.com/res/v1/web/search?q=…&count=N
+&result_filter=web,infobox,faq,news&text_decorations=false&search_lang=…&ui_lang=…
+[&freshness=pw|pm|py]`, with the key in the `X-Subscription-Token` header (never in
+the query string).
 
-Response (`WebSearchApiResponse`; only `web` is read, and it is absent when nothing
-was found):
+Response (`WebSearchApiResponse`; `web` is absent when nothing was found):
 
     {"type": "search",
      "query": {"original": "python site:docs.python.org", "more_results_available": true,
@@ -21,6 +21,21 @@ was found):
 
 `page_age` is an ISO date and becomes `published_at`; `age` is a display string
 ("2 days ago", "October 7, 2024") and stays in the extras.
+
+The other sections asked for are answers too, read here (a `FieldMapping` has one
+result path) and kept in their order around the web results:
+
+- `infobox.results[]` (a knowledge panel: `title`, `url`, `description`, `long_desc`,
+  `attributes` as `[label, value]` pairs, `website_url`) comes first, with its facts
+  in `fields.attributes` and `fields.section: "infobox"`;
+- `faq.results[]` (`question`, `answer`, `title`, `url`): the question is the title,
+  the answer the snippet, `fields.section: "faq"`, `fields.page_title`;
+- `news.results[]` (`title`, `url`, `description`, `age`, `page_age`, `source`) are
+  results with `fields.section: "news"`, dated by `page_age` like web results.
+
+`count` applies to the web results alone; the other sections are small (a panel, a
+few questions, a few stories). Videos, discussions, locations and the rest are not
+asked for.
 
 Errors come as `{"type": "ErrorResponse", "error": {"id", "status", "code", "detail",
 "meta"}, "time": …}` (the reference's examples show an `errors` list; both are read).
@@ -47,6 +62,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -69,6 +85,7 @@ from sleuth.providers.base import (
     ProviderSettings,
     RawHit,
     expect_object,
+    text_or_none,
 )
 from sleuth.providers.mapping import FieldMapping, hit_from, lookup, records
 
@@ -111,8 +128,8 @@ def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpReque
     params = {
         "q": _query_text(query.text, query.domain_filter),
         "count": str(max(1, min(query.max_results, INFO.max_results))),
-        # Only web results: `count` applies to them alone, and the rest is not read.
-        "result_filter": "web",
+        # Web results and the sections that answer (see the module docstring).
+        "result_filter": "web,infobox,faq,news",
         # No highlighting markers inside titles and snippets.
         "text_decorations": "false",
     }
@@ -188,10 +205,83 @@ def parse_response(
             provider=INFO.name,
             http_status=status,
         )
-    hits = [hit_from(mapping, entry) for entry in found if isinstance(entry, Mapping)]
+    web = [hit_from(mapping, entry) for entry in found if isinstance(entry, Mapping)]
+    hits = [*_infobox_hits(payload), *web, *_faq_hits(payload), *_news_hits(payload, mapping)]
     sites = _requested_sites(payload)
     if sites:
         hits = [hit for hit in hits if _in_sites(hit.url, sites)]
+    return hits
+
+
+def _section(payload: Mapping[str, Any], name: str) -> list[Mapping[str, Any]]:
+    found = lookup(payload, f"{name}.results")
+    return (
+        [entry for entry in found if isinstance(entry, Mapping)] if isinstance(found, list) else []
+    )
+
+
+def _infobox_hits(payload: Mapping[str, Any]) -> list[RawHit]:
+    hits = []
+    for entry in _section(payload, "infobox"):
+        title = text_or_none(entry.get("title")) or text_or_none(entry.get("label"))
+        snippet = text_or_none(entry.get("long_desc")) or text_or_none(entry.get("description"))
+        if title is None and snippet is None:
+            continue
+        fields: dict[str, Any] = {"section": "infobox"}
+        attributes = {
+            str(pair[0]).strip(): str(pair[1]).strip()
+            for pair in entry.get("attributes") or []
+            if isinstance(pair, list) and len(pair) == 2 and pair[0] and pair[1]
+        }
+        if attributes:
+            fields["attributes"] = attributes
+        for name in ("category", "website_url"):
+            value = text_or_none(entry.get(name))
+            if value is not None:
+                fields[name] = value.strip()
+        url = text_or_none(entry.get("url"))
+        hits.append(
+            RawHit(
+                url=url.strip() if url else None,
+                title=title.strip() if title else None,
+                snippet=snippet.strip() if snippet else None,
+                fields=fields,
+            )
+        )
+    return hits
+
+
+def _faq_hits(payload: Mapping[str, Any]) -> list[RawHit]:
+    hits = []
+    for entry in _section(payload, "faq"):
+        question, answer = text_or_none(entry.get("question")), text_or_none(entry.get("answer"))
+        if question is None or answer is None:
+            continue
+        fields: dict[str, Any] = {"section": "faq"}
+        page_title = text_or_none(entry.get("title"))
+        if page_title is not None:
+            fields["page_title"] = page_title.strip()
+        url = text_or_none(entry.get("url"))
+        hits.append(
+            RawHit(
+                url=url.strip() if url else None,
+                title=question.strip(),
+                snippet=answer.strip(),
+                fields=fields,
+            )
+        )
+    return hits
+
+
+def _news_hits(payload: Mapping[str, Any], mapping: FieldMapping) -> list[RawHit]:
+    hits = []
+    for entry in _section(payload, "news"):
+        hit = hit_from(mapping, entry)  # the same fields as a web result
+        fields = {**hit.fields, "section": "news"}
+        source = text_or_none(entry.get("source"))
+        if source is not None:
+            fields["source"] = source.strip()
+        hits.append(replace(hit, fields=fields))
     return hits
 
 

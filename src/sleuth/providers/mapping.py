@@ -1,4 +1,4 @@
-"""Declarative field mapping: where each unified field lives in a provider's body.
+r"""Declarative field mapping: where each unified field lives in a provider's body.
 
 A mapping file (`providers/mappings/<name>.yaml`) names the path of the result list
 and, for each unified field, the ordered aliases to try; the first present,
@@ -16,7 +16,8 @@ name to the YAML, not by changing code.
       price: [price, zkPrice, minGroupPrice]
 
 Paths are dot-separated keys with optional `[n]` indexes; a key may contain `:`
-(`pagemap.metatags[0].og:description`). Pure: the files are read by
+(`pagemap.metatags[0].og:description`), and a dot written `\.` (`metatags[0].dc\.date`
+is the meta tag `dc.date`). Pure: the files are read by
 `sleuth.mapping_files`, which hands the parsed `FieldMapping` in.
 
 >>> mapping = FieldMapping(results="items", fields={"title": ["name", "title"]})
@@ -24,6 +25,8 @@ Paths are dot-separated keys with optional `[n]` indexes; a key may contain `:`
 ['A', 'B']
 >>> lookup({"a": [{"b:c": 1}]}, "a[0].b:c")
 1
+>>> lookup({"meta": {"dc.date": "2025-03-03"}}, r"meta.dc\.date")
+'2025-03-03'
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ UnifiedField = Literal["url", "title", "snippet", "published_at"]
 
 _SEGMENT = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
 _INDEX = re.compile(r"\[(\d+)\]")
+# A dot that separates keys: one not escaped as `\.`.
+_DOT = re.compile(r"(?<!\\)\.")
 
 
 class PathError(ValueError):
@@ -52,11 +57,11 @@ class PathError(ValueError):
 def parse_path(path: str) -> tuple[str | int, ...]:
     """`"a.b[0].c"` → `("a", "b", 0, "c")`; raises `PathError` on a malformed path."""
     steps: list[str | int] = []
-    for part in path.split("."):
-        match = _SEGMENT.fullmatch(part)
+    for part in _DOT.split(path):
+        match = _SEGMENT.fullmatch(part.replace(r"\.", "\0"))
         if not match:
             raise PathError(f"malformed path {path!r} at {part!r}")
-        steps.append(match.group(1))
+        steps.append(match.group(1).replace("\0", "."))
         steps.extend(int(index) for index in _INDEX.findall(match.group(2)))
     return tuple(steps)
 

@@ -17,9 +17,15 @@ Response, as `searx.webutils.get_json_response` writes it (the docs show no samp
 
 `content` is "" rather than absent when an engine gave none (SearXNG also blanks it
 when it repeats the title). `number_of_results` is often 0 even with results, so it
-is not trusted. Answers, infoboxes and suggestions are not page results and are left
-out. Domain filtering is done by the gateway, not with `site:` (not every engine
-understands it).
+is not trusted. Domain filtering is done by the gateway, not with `site:` (not every
+engine understands it).
+
+The answers the page shows beside the results are results too, first:
+`infoboxes[]` (`infobox` the title, `id` its page, `content`, `urls[]`, `attributes[]`
+of `{label, value}`) with their facts in `fields.attributes` and `fields.section:
+"infobox"`, then `answers[]` (`{answer, url, engine}` objects, or plain strings in
+older versions) with `fields.section: "answer"` and a URL only when one was sent.
+Suggestions and corrections are other queries, not answers, and are left out.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from sleuth.providers.base import (
     ProviderQuery,
     ProviderSettings,
     RawHit,
+    text_or_none,
 )
 from sleuth.providers.mapping import FieldMapping, hit_from, json_records
 
@@ -103,9 +110,70 @@ def parse_response(
             http_status=status,
         )
     payload, found = json_records(INFO.name, status, headers, body, mapping)
-    hits = [hit_from(mapping, entry) for entry in found]
+    hits = [
+        *_infobox_hits(payload.get("infoboxes")),
+        *_answer_hits(payload.get("answers")),
+        *(hit_from(mapping, entry) for entry in found),
+    ]
     if not hits:
         _raise_if_every_engine_failed(payload.get("unresponsive_engines"), status)
+    return hits
+
+
+def _stripped(value: Any) -> str | None:
+    text = text_or_none(value)
+    return text.strip() if text else None
+
+
+def _web_url(value: Any) -> str | None:
+    """A link, when it is one: an infobox `id` may be a name rather than a URL."""
+    url = _stripped(value)
+    return url if url and url.startswith(("https://", "http://")) else None
+
+
+def _infobox_hits(infoboxes: Any) -> list[RawHit]:
+    hits = []
+    for box in infoboxes if isinstance(infoboxes, list) else []:
+        if not isinstance(box, Mapping):
+            continue
+        title, content = _stripped(box.get("infobox")), _stripped(box.get("content"))
+        if title is None and content is None:
+            continue
+        fields: dict[str, Any] = {"section": "infobox"}
+        attributes = {
+            label: value
+            for item in box.get("attributes") or []
+            if isinstance(item, Mapping)
+            and (label := _stripped(item.get("label")))
+            and (value := _stripped(item.get("value")))
+        }
+        if attributes:
+            fields["attributes"] = attributes
+        engines = box.get("engines") or ([box["engine"]] if box.get("engine") else [])
+        if engines:
+            fields["engines"] = list(engines)
+        url = _web_url(box.get("id"))
+        if url is None:
+            links = [u for u in box.get("urls") or [] if isinstance(u, Mapping)]
+            url = next(
+                (_web_url(link.get("url")) for link in links if _web_url(link.get("url"))), None
+            )
+        hits.append(RawHit(url=url, title=title, snippet=content, fields=fields))
+    return hits
+
+
+def _answer_hits(answers: Any) -> list[RawHit]:
+    hits = []
+    for answer in answers if isinstance(answers, list) else []:
+        entry = answer if isinstance(answer, Mapping) else {"answer": answer}
+        text = _stripped(entry.get("answer"))
+        if text is None:
+            continue
+        fields: dict[str, Any] = {"section": "answer"}
+        engine = _stripped(entry.get("engine"))
+        if engine is not None:
+            fields["engine"] = engine
+        hits.append(RawHit(url=_web_url(entry.get("url")), title=None, snippet=text, fields=fields))
     return hits
 
 

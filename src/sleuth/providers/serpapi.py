@@ -21,11 +21,21 @@ Response (https://serpapi.com/search-api, https://serpapi.com/organic-results):
      "related_questions": […], "pagination": {…}, "serpapi_pagination": {…}}
 
 Organic results are read through the mapping file. The answer box (a featured
-snippet, or a direct answer such as a calculator result) is ranked first when it
-has a title or an answer; it is built here with the small alias table below,
-because a `FieldMapping` has one result path. Its link is used only when SerpApi
-sent one. Organic `date` is whatever Google shows ("Oct 7, 2024", "3 days ago"),
-so it stays an extra and `published_at` is left empty.
+snippet, or a direct answer such as a calculator result; every object when SerpApi
+sends a list, or `answer_box_list`) is ranked first when it has a title or an
+answer; it is built here with the small alias table below, because a `FieldMapping`
+has one result path. Its link is used only when SerpApi sent one. The knowledge
+graph (`knowledge_graph`: `title`, `type`, `description`, `source.{name,link}` and
+facts such as `developer` or `first_appeared`) follows as a result whose facts are
+in `fields.attributes`; news (`top_stories`, and `news_results` of a news search)
+follow the organic results, each with `fields.section` saying where it came from.
+
+`date` is what Google shows: a date ("Oct 7, 2024", "2024年10月7日") or an age ("3
+days ago"). It stays in the extras as sent and becomes `published_at` when it reads
+as a date: an age only against `search_metadata.created_at`, the time SerpApi ran
+the search, never against the time sleuth reads the body (a cached or replayed body
+would look fresher than it is); a body without `created_at` keeps `date` as an extra
+only.
 
 Errors (https://serpapi.com/api-status-and-error-codes, /search-errors) are
 `{"error": "…"}`: 401 "Invalid API key. …", 429 "Your account has run out of
@@ -43,6 +53,8 @@ Options (`providers.serpapi.options`): `hl` and `lr` replace the language defaul
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from sleuth.contract import TimeRange
@@ -68,6 +80,7 @@ from sleuth.providers.base import (
     text_or_none,
 )
 from sleuth.providers.mapping import FieldMapping, hit_from, lookup, records
+from sleuth.stages.dates import DateSettings, find_date
 
 INFO = ProviderInfo(
     name="serpapi",
@@ -165,25 +178,36 @@ def parse_response(
                 http_status=status,
             )
     organic = [hit_from(mapping, entry) for entry in found if isinstance(entry, Mapping)]
-    return _answer_box_hits(payload) + organic
+    hits = [
+        *_answer_box_hits(payload),
+        *_knowledge_graph_hits(payload),
+        *organic,
+        *_news_hits(payload),
+    ]
+    searched_at = _created_at(payload)
+    return [_dated(hit, searched_at) for hit in hits]
 
 
 def _nothing_found(payload: Mapping[str, Any]) -> bool:
-    """True for a success page without organic results (only an answer box, say)."""
+    """True for a success page without organic results (only an answer box, a news
+    search's `news_results`, say)."""
     state = lookup(payload, "search_information.organic_results_state")
     if isinstance(state, str) and state.strip().lower() == _FULLY_EMPTY:
         return True
-    return bool(_answer_box_hits(payload))
+    return bool(_answer_box_hits(payload) or _knowledge_graph_hits(payload) or _news_hits(payload))
 
 
 def _answer_box_hits(payload: Mapping[str, Any]) -> list[RawHit]:
-    """The answer box as a first hit, or nothing when it has no title and no answer."""
-    box = payload.get("answer_box")
-    if isinstance(box, list):  # the docs' structure overview shows a list, examples an object
-        box = next((item for item in box if isinstance(item, Mapping)), None)
-    if not isinstance(box, Mapping):
-        return []
+    """Each answer box with a title or an answer, first; none when none has text."""
+    boxes: list[Any] = []
+    for key in ("answer_box", "answer_box_list"):
+        value = payload.get(key)
+        # the docs' structure overview shows a list, the examples an object
+        boxes.extend(value if isinstance(value, list) else [value])
+    return [hit for box in boxes if isinstance(box, Mapping) for hit in _answer_box_hit(box)]
 
+
+def _answer_box_hit(box: Mapping[str, Any]) -> list[RawHit]:
     def text(name: str) -> str | None:
         for alias in ANSWER_BOX_ALIASES[name]:
             value = text_or_none(box.get(alias))
@@ -200,6 +224,107 @@ def _answer_box_hits(payload: Mapping[str, Any]) -> list[RawHit]:
         if value is not None:
             fields["answer_box_type" if name == "type" else name] = value
     return [RawHit(url=text("url"), title=title, snippet=snippet, fields=fields)]
+
+
+# Knowledge graph keys that are links, ids or pictures, not facts to show.
+_KG_SKIPPED = frozenset({"title", "type", "description", "source", "kgmid", "entity_type"})
+
+
+def _knowledge_graph_hits(payload: Mapping[str, Any]) -> list[RawHit]:
+    """The knowledge graph panel as one hit: its description, its source's link, its
+    one-line facts (`developer: Python Software Foundation`) in `fields.attributes`."""
+    graph = payload.get("knowledge_graph")
+    if not isinstance(graph, Mapping):
+        return []
+    title = text_or_none(graph.get("title"))
+    description = text_or_none(graph.get("description"))
+    if title is None and description is None:
+        return []
+    given = graph.get("source")
+    source: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    fields: dict[str, Any] = {"knowledge_graph": True}
+    for name, value in (("kg_type", graph.get("type")), ("source_name", source.get("name"))):
+        shown = text_or_none(value)
+        if shown is not None:
+            fields[name] = shown.strip()
+    attributes = {
+        key: value.strip()
+        for key, value in graph.items()
+        if key not in _KG_SKIPPED
+        and not key.endswith(("_link", "_links", "_images", "_image", "thumbnail"))
+        and isinstance(value, str)
+        and value.strip()
+    }
+    if attributes:
+        fields["attributes"] = attributes
+    url = text_or_none(source.get("link"))
+    return [
+        RawHit(
+            url=url.strip() if url else None,
+            title=title.strip() if title else None,
+            snippet=description.strip() if description else None,
+            fields=fields,
+        )
+    ]
+
+
+def _news_hits(payload: Mapping[str, Any]) -> list[RawHit]:
+    """News the page shows (`top_stories`) or a news search returns (`news_results`)."""
+    hits = []
+    for section in ("top_stories", "news_results"):
+        entries = payload.get(section)
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, Mapping):
+                continue
+            link, title = text_or_none(entry.get("link")), text_or_none(entry.get("title"))
+            if link is None or title is None:
+                continue  # a story cluster's heading without a page of its own
+            source = entry.get("source")
+            if isinstance(source, Mapping):
+                source = source.get("name")
+            fields: dict[str, Any] = {"section": section}
+            for name, value in (("source", source), ("date", entry.get("date"))):
+                shown = text_or_none(value)
+                if shown is not None:
+                    fields[name] = shown.strip()
+            snippet = text_or_none(entry.get("snippet"))
+            hits.append(
+                RawHit(
+                    url=link.strip(),
+                    title=title.strip(),
+                    snippet=snippet.strip() if snippet else None,
+                    fields=fields,
+                )
+            )
+    return hits
+
+
+def _created_at(payload: Mapping[str, Any]) -> datetime | None:
+    """When SerpApi ran the search: `search_metadata.created_at`, "2024-10-29 11:02:08 UTC"."""
+    value = lookup(payload, "search_metadata.created_at")
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip().removesuffix("UTC").strip())
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _dated(hit: RawHit, searched_at: datetime | None) -> RawHit:
+    """`published_at` from the hit's `date` extra when it reads as one (see the module
+    docstring); the extra stays as sent."""
+    shown = hit.fields.get("date")
+    if hit.published_at is not None or not isinstance(shown, str) or searched_at is None:
+        return hit
+    found = find_date("", shown, None, searched_at, _DATES)
+    if found is None:
+        return hit
+    return replace(hit, published_at=found.at.isoformat())
+
+
+# Google's date stamps: an age counts wherever it stands (the field is only a date).
+_DATES = DateSettings(fields=("snippet",), relative_needs_stamp=False)
 
 
 def _api_error(error: str, status: int, headers: Mapping[str, str], body: Any) -> ProviderError:

@@ -28,6 +28,11 @@ Response (the 200 schema of the API reference):
 general search carries no date. `score` is Tavily's raw relevance score and is not
 kept.
 
+`answer` is left out on purpose: sleuth sends `include_answer: false`, and an answer
+in a body anyway (a cassette recorded by another client) is not read. It is text a
+model wrote from the results, citing none of them, so it is not a page an agent can
+check; sleuth's own summary is made of the results' sentences, each cited.
+
 Errors carry `{"detail": {"error": "…"}}` (the rate-limit page shows a bare
 `{"error": "…"}` for 429, with a `retry-after` header in seconds). Statuses:
 400 bad parameter → `ProviderRejected`; 401 missing or invalid key → `AuthFailed`;

@@ -19,6 +19,8 @@ Response (formatversion=2; the docs' sample is formatversion=1, where
 Failures usually come with HTTP 200 and `{"error": {"code", "info", "docref"},
 "servedby"}` (`"*"` instead of `docref` in formatversion=1); they are mapped by code.
 CirrusSearch has no date filter, so `time_range` is left to the gateway.
+`timestamp` is the article's last edit, not when it was written: it is the
+`last_edited` extra, never `published_at`.
 """
 
 from __future__ import annotations

@@ -46,6 +46,12 @@ _strip_tags: Callable[[str], str] = (
 )
 
 
+# Characters that show nothing and are not spaces, so `str.split` keeps them: a byte
+# order mark (U+FEFF) pasted into a page, zero-width spaces and joiners, word joiners,
+# soft hyphens. Bidirectional marks stay: they order right-to-left text.
+_INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060\u00ad\u180e"))
+
+
 class CleanSettings(BaseModel):
     """The `clean:` section of sleuth.yaml."""
 
@@ -77,7 +83,8 @@ def strip_html(text: str) -> str:
     """Plain text from an HTML fragment: tags out, entities decoded, whitespace collapsed.
 
     Tags such as <em> or <span class="searchmatch"> go and their text stays; script
-    and style go with their content. The result is text, not HTML: escape it again
+    and style go with their content; invisible characters (U+FEFF, zero-width
+    spaces) go too. The result is text, not HTML: escape it again
     before putting it into a page.
 
     >>> strip_html('<b>Tom</b> &amp; <span class="searchmatch">Jerry</span><script>x()</script>')
@@ -85,7 +92,7 @@ def strip_html(text: str) -> str:
     """
     if "<" in text or "&" in text:
         text = html.unescape(_strip_tags(_WORD_BREAK_TAG.sub(" ", text)))
-    return " ".join(text.split())
+    return " ".join(text.translate(_INVISIBLE).split())
 
 
 def cut_snippet(text: str, max_chars: int) -> str:

@@ -7,7 +7,13 @@ Owns the three levels of sameness, applied in order:
    query order);
 2. the same title and the same opening of the snippet;
 3. SimHash of title and snippet within a small Hamming distance, for texts long
-   enough to judge.
+   enough to judge; or, a little further apart, the same content word by word (the
+   same text but for a site name, a snippet window, a cut or a date in front, and at
+   most a couple of edited words);
+
+except that levels 2 and 3 keep apart items whose texts disagree on a number, a
+model, a name or a date (`sleuth.stages.dedupe_details`): templated pages are not
+copies of each other;
 
 and how duplicates merge (`_merge`): the first-seen item's text, every provider and
 its best position, the https URL, any date. Pure: no I/O, settings come from
@@ -30,6 +36,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import ResultItem
+from sleuth.stages.dedupe_details import compare_items
 from sleuth.text import tokens
 
 __all__ = ["DedupeSettings", "canonical_url", "dedupe", "hamming", "simhash"]
@@ -117,6 +124,40 @@ class DedupeSettings(BaseModel):
         description=(
             "Level 3 only judges texts with at least this many tokens; "
             "shorter ones never merge by SimHash."
+        ),
+    )
+
+    keep_apart_on_details: bool = Field(
+        default=True,
+        description=(
+            "Levels 2 and 3 never merge items whose title or snippet disagree on a "
+            "number, a model, a name or a date (templated pages: 128GB vs 256GB, two "
+            "cities); false merges them on text similarity alone."
+        ),
+    )
+    content_match_distance: int = Field(
+        default=16,
+        ge=0,
+        le=64,
+        description=(
+            "Level 3, word by word: items whose SimHash distance is below this (and not "
+            "below simhash_max_distance) merge when their texts are the same content "
+            "(see content_min_coverage, content_max_edited_words) and agree on every "
+            "detail; 0 turns it off."
+        ),
+    )
+    content_min_coverage: float = Field(
+        default=0.8,
+        ge=0,
+        le=1,
+        description="Word by word: the share of the shorter text the other must hold.",
+    )
+    content_max_edited_words: int = Field(
+        default=2,
+        ge=0,
+        description=(
+            "Word by word: lower-case words that may differ away from the texts' ends "
+            "(an edited copy: 'newest' for 'latest')."
         ),
     )
 
@@ -223,7 +264,9 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
         title = " ".join(item.title.split()).casefold()
         opening = " ".join(item.snippet.split())[: settings.snippet_prefix_chars].casefold()
         if title and opening:
-            union(first_by_key.setdefault(("text", title, opening), index), index)
+            holder = first_by_key.setdefault(("text", title, opening), index)
+            if holder == index or not _details_differ(items[holder], item, settings):
+                union(holder, index)
 
     limit = settings.simhash_max_distance
     if limit > 0:
@@ -233,9 +276,14 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
             words = tokens(item.title) + tokens(item.snippet)
             if len(words) >= settings.simhash_min_tokens:
                 fingerprints.append((index, _simhash_of(words)))
+        wider = settings.content_match_distance
         for position, (index, fingerprint) in enumerate(fingerprints):
             for other, other_fingerprint in fingerprints[:position]:
-                if (fingerprint ^ other_fingerprint).bit_count() < limit:
+                distance = (fingerprint ^ other_fingerprint).bit_count()
+                if distance < limit:
+                    if not _details_differ(items[other], items[index], settings):
+                        union(other, index)
+                elif distance < wider and _same_content(items[other], items[index], settings):
                     union(other, index)
 
     groups: dict[int, list[int]] = {}
@@ -247,6 +295,23 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
         else items[group[0]]
         for group in groups.values()
     ]
+
+
+def _details_differ(a: ResultItem, b: ResultItem, settings: DedupeSettings) -> bool:
+    """Whether two similar-looking items are distinct pages by a detail they disagree on."""
+    if not settings.keep_apart_on_details:
+        return False
+    return compare_items(a.title, a.snippet, b.title, b.snippet).distinct
+
+
+def _same_content(a: ResultItem, b: ResultItem, settings: DedupeSettings) -> bool:
+    """Whether two items SimHash finds a little apart are one page's text word by word."""
+    comparison = compare_items(a.title, a.snippet, b.title, b.snippet)
+    return (
+        not comparison.distinct
+        and comparison.edited_words <= settings.content_max_edited_words
+        and comparison.coverage >= settings.content_min_coverage
+    )
 
 
 def _merge(group: list[ResultItem], canonical: list[str | None]) -> ResultItem:

@@ -60,6 +60,27 @@ def check_include(include: Sequence[str], settings: ProjectionSettings) -> None:
         )
 
 
+def served_include(error: InvalidRequest, served: Sequence[str]) -> InvalidRequest:
+    """`error` with an `include` complaint listing the fields this deployment serves
+    (`projection.optional`), not every field the contract knows."""
+    if not any(detail.field == "include" for detail in error.details):
+        return error
+    allowed = list(served)
+    details = [
+        detail.model_copy(
+            update={
+                "allowed": allowed,
+                "message": detail.message.split("; allowed: ")[0]
+                + f"; allowed: {', '.join(allowed) or 'none here'}",
+            }
+        )
+        if detail.field == "include"
+        else detail
+        for detail in error.details
+    ]
+    return InvalidRequest.from_details(details)
+
+
 def _project_one(item: ResultItem, fields: Sequence[str]) -> ProjectedItem:
     values: dict[str, Any] = {}
     # Fields whose primary source was already missing upstream (a later alias answered).

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
-from sleuth.errors import MissingApiKey
+from sleuth.errors import MissingApiKey, QuotaExceeded
 from sleuth.providers.base import HttpRequest
 from sleuth.resilience.breaker import Breaker, BreakerSettings
 from sleuth.resilience.call import (
@@ -30,7 +31,8 @@ from sleuth.resilience.hedge import HedgeSettings, LatencyTracker
 from sleuth.resilience.quota import Quota, QuotaSettings
 from sleuth.resilience.retry import RetrySettings
 from sleuth.resilience.rules import RuleBook
-from sleuth.store import MemoryStore
+from sleuth.resilience.stragglers import StragglerSettings
+from sleuth.store import BreakerRecord, MemoryStore
 from sleuth.testing import FAKE_MAPPING, fake_provider, run_in_virtual_time
 from sleuth.transport import RawResponse
 
@@ -253,6 +255,7 @@ def chain(
     deadline_s: float = 3.0,
     shared: Callable[[], Policies] = policies,
     before: Callable[[Policies], Coroutine[Any, Any, None]] | None = None,
+    want_results: int = 1,
 ) -> tuple[dict[str, ProviderOutcome], list[str], float]:
     """Run `ask_chain`; the outcomes by provider, the fallback reasons, and when it ended."""
     by_name = {provider.name: provider for provider in [*chosen, *backups]}
@@ -269,6 +272,7 @@ def chain(
             priority="normal",
             deadline=now() + deadline_s,
             deadline_s=deadline_s,
+            want_results=want_results,
         )
         assert all(step.kind == "fallback" for step in fallbacks)
         return {o.provider: o for o in outcomes}, [step.reason for step in fallbacks], now()
@@ -367,3 +371,128 @@ def test_the_deadline_cuts_what_is_still_running() -> None:
     )
     assert "1.0s deadline" in cut.error.message
     assert outcomes["beta"].status == "ok"
+
+
+# --- stragglers, and what the breaker is told ------------------------------------------
+
+
+def test_a_straggler_is_left_behind_once_the_others_have_answered() -> None:
+    fast = [Scripted(name, [Step(delay=0.05)]) for name in ("alpha", "beta")]
+    hung = Scripted("gamma", [Step(delay=10.0)])
+    outcomes, _, ended = chain([*fast, hung])
+    assert ended == pytest.approx(1.0)  # nothing learned of gamma yet: waited 1 s
+    left = outcomes["gamma"]
+    assert left.status == "timeout" and left.error is None and hung.cancelled
+    (step,) = left.degradations
+    assert step.kind == "straggler" and step.provider == "gamma"
+    assert "answered with alpha, beta" in step.reason
+    assert all(outcomes[name].status == "ok" for name in ("alpha", "beta"))
+
+
+def test_a_straggler_is_left_at_its_learned_latency() -> None:
+    fast = [Scripted(name, [Step(delay=0.05)]) for name in ("alpha", "beta")]
+    slow = Scripted("gamma", [Step(delay=5.0)])
+
+    def learned() -> Policies:
+        made = policies()
+        for _ in range(20):
+            made.latency.record("gamma", 0.3)
+        return made
+
+    outcomes, _, ended = chain([*fast, slow], shared=learned)
+    assert ended == pytest.approx(0.3)
+    assert "usually answers within 0.30 s" in outcomes["gamma"].degradations[0].reason
+
+
+def test_too_few_results_from_the_others_and_the_slow_one_is_waited_for() -> None:
+    alpha, slow = Scripted("alpha", [Step(delay=0.05)]), Scripted("beta", [Step(delay=2.0)])
+    outcomes, _, ended = chain([alpha, slow], want_results=5)  # alpha has one result
+    assert ended == pytest.approx(2.0) and outcomes["beta"].status == "ok"
+
+
+def test_stragglers_off_every_provider_gets_the_whole_deadline() -> None:
+    alpha, slow = Scripted("alpha", [Step(delay=0.05)]), Scripted("beta", [Step(delay=2.0)])
+
+    def patient() -> Policies:
+        made = policies()
+        made.stragglers = StragglerSettings(enabled=False)
+        return made
+
+    outcomes, _, ended = chain([alpha, slow], shared=patient)
+    assert ended == pytest.approx(2.0) and outcomes["beta"].status == "ok"
+
+
+def test_calls_cut_by_the_deadline_never_count_against_the_breaker() -> None:
+    hung = Scripted("alpha", [Step(delay=10.0)])
+
+    async def main() -> tuple[list[ProviderOutcome], BreakerRecord]:
+        shared = policies()
+        cut = [await call_once(hung, shared, deadline_s=1.0) for _ in range(8)]
+        return cut, await shared.breaker.store.get_breaker("alpha")
+
+    cut, record = run(main)
+    assert {outcome.status for outcome in cut} == {"timeout"}
+    assert cut[-1].error is not None and cut[-1].error.code == "deadline_exceeded"
+    assert record.state == "closed" and record.calls == ()
+    assert len(hung.sent_at) == 8  # never skipped
+
+
+def test_a_probe_cut_by_the_deadline_is_given_back_for_the_next_search() -> None:
+    hung = Scripted("alpha", [Step(delay=10.0)])
+
+    async def main() -> tuple[bool, bool]:
+        shared = policies()
+        for _ in range(3):
+            await shared.breaker.record("alpha", "unexpected", detail="captcha")
+        await asyncio.sleep(15)  # the first opening is over
+        await call_once(hung, shared, deadline_s=1.0)  # the probe, cut
+        decision = await shared.breaker.allow("alpha")
+        return decision.allowed, decision.probe
+
+    assert run(main) == (True, True)
+
+
+def test_a_quota_used_up_is_not_retried_and_rests_the_provider_until_its_reset() -> None:
+    used_up = QuotaExceeded("alpha: the month's searches are used up", retry_after_s=600.0)
+    alpha = Scripted("alpha", [Step(error=used_up)])
+
+    async def main() -> tuple[ProviderOutcome, ProviderOutcome]:
+        shared = policies()
+        return await call_once(alpha, shared), await call_once(alpha, shared)
+
+    first, second = run(main)
+    assert first.error is not None and (first.error.code, first.retries) == ("quota_exceeded", 0)
+    assert first.error.action == "fallback"
+    assert second.status == "skipped" and len(alpha.sent_at) == 1
+    (skip,) = second.degradations
+    assert "quota used up" in skip.reason and "next probe in 600s" in skip.reason
+
+
+def test_a_timeout_held_up_by_a_busy_event_loop_is_not_the_providers() -> None:
+    """Real time: another task holds the loop for 0.4 s while the provider's 0.2 s
+    timeout is due, so the timeout fires ~0.2 s late."""
+    hung = Scripted("alpha", [Step(delay=10.0)])
+
+    async def main() -> tuple[ProviderOutcome, BreakerRecord]:
+        shared = policies()
+        shared.clock = time.perf_counter
+        shared.retry = RetrySettings(max_attempts=1)
+
+        async def hog() -> None:
+            await asyncio.sleep(0.1)
+            time.sleep(0.4)
+
+        call = ProviderCall(
+            "alpha",
+            hung.exchange(timeout_s=0.2),
+            shared,
+            priority="normal",
+            deadline=time.perf_counter() + 3.0,
+        )
+        outcome, _ = await asyncio.gather(call.run(), hog())
+        return outcome, await shared.breaker.store.get_breaker("alpha")
+
+    with asyncio.Runner() as runner:
+        outcome, record = runner.run(main())
+    assert outcome.error is not None and outcome.error.code == "provider_timeout"
+    assert record.calls == ()  # not counted

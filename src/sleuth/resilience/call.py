@@ -274,6 +274,8 @@ class ProviderCall:
                 f"answers within {waited_s:.2f} s); answered with {', '.join(answered)}",
             )
         )
+        if self.last_error is not None:
+            return self._outcome("error", self.last_error)
         return self._outcome("timeout")
 
     def crashed(self, exc: BaseException) -> ProviderOutcome:

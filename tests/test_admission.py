@@ -86,7 +86,7 @@ async def test_the_limit_falls_while_the_loop_lags_and_grows_back_when_it_does_n
     await asyncio.sleep(0.05)
     (state,) = g._loops.values()
     for _ in range(20):  # a loop busy with CPU work: timers wake up ~0.1 s late
-        time.sleep(0.1)  # noqa: ASYNC251 - the point: a loop too busy to run timers
+        time.sleep(0.1)  # the point: a loop too busy to run timers
         await asyncio.sleep(0.021)
     assert state.limit == 2  # down to min_searches
     for _ in range(30):

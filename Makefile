@@ -15,7 +15,7 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet -e '.[test,lint]'
+	$(BIN)/pip install --quiet -e '.[test,lint,bench]'
 	touch $(STAMP)
 
 # In a terminal: serve on 127.0.0.1:8080 until Ctrl-C. Without one (CI, the fresh-clone

@@ -70,9 +70,7 @@ def main() -> None:
         print_size(db)
         rankers: dict[str, Ranker] = {
             "sleuth, as typed": lambda q, k: [r["path"] for r in search(db, q, k)],
-            "sleuth, rewritten": lambda q, k: [
-                r["path"] for r in search(db, _keywords(q), k)
-            ],
+            "sleuth, rewritten": lambda q, k: [r["path"] for r in search(db, _keywords(q), k)],
         }
         if not args.no_bm25s:
             rankers["bm25s, as typed"] = bm25s_ranker(db)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from sleuth.kb import engine
 from sleuth.kb.extract import Document, kind_of, parse_document
 from sleuth.kb.store import connect, prepare
 from sleuth.kb.tokenize import TOKENIZERS, Tokenizer, index_form
@@ -35,10 +36,6 @@ Outcome = Literal["added", "updated", "unchanged", "skipped"]
 
 # Commit every so many files, so an interrupted run on a large folder keeps its work.
 _COMMIT_EVERY = 200
-
-_DELETE_SECTIONS_FTS = (
-    "DELETE FROM sections_fts WHERE rowid IN (SELECT id FROM sections WHERE doc_id = ?)"
-)
 
 
 @dataclass(frozen=True)
@@ -81,22 +78,31 @@ def index_folder(
     db_path.parent.mkdir(parents=True, exist_ok=True)
     counts = dict.fromkeys(("added", "updated", "unchanged", "skipped"), 0)
     with closing(connect(db_path)) as conn:
-        prepare(conn, tokenizer)
+        writer = engine.Writer(prepare(conn, db_path, tokenizer))
         known = _known_under(conn, root)
         for done, path in enumerate(files, start=1):
-            outcome = _index_file(conn, root, path, known.pop(str(path), None), tokenizer)
+            outcome = _index_file(conn, writer, root, path, known.pop(str(path), None), tokenizer)
             counts[outcome] += 1
             if done % _COMMIT_EVERY == 0:
-                conn.commit()
+                _commit(conn, writer)
             if progress is not None:
                 progress(done, len(files), path)
         # What is left in `known` was indexed under this root and is no longer on disk.
         gone = [(entry.id,) for entry in known.values()]
-        conn.executemany(_DELETE_SECTIONS_FTS, gone)
+        for (doc_id,) in gone:
+            writer.delete_document(doc_id)
         conn.executemany("DELETE FROM sections WHERE doc_id = ?", gone)
         conn.executemany("DELETE FROM documents WHERE id = ?", gone)
-        conn.commit()
+        _commit(conn, writer)
+        writer.close()
     return IndexReport(removed=len(gone), files=len(files), **counts)
+
+
+def _commit(conn: sqlite3.Connection, writer: engine.Writer) -> None:
+    # The full-text index first: should the second commit not happen, the counts
+    # differ and the next run rebuilds the index from the stored text.
+    writer.commit()
+    conn.commit()
 
 
 def _walk(root: Path) -> Iterator[Path]:
@@ -121,6 +127,7 @@ def _known_under(conn: sqlite3.Connection, root: Path) -> dict[str, _Known]:
 
 def _index_file(
     conn: sqlite3.Connection,
+    writer: engine.Writer,
     root: Path,
     path: Path,
     known: _Known | None,
@@ -165,14 +172,18 @@ def _index_file(
             " published_at = ?, sha256 = ? WHERE id = ?",
             (*values, doc_id),
         )
-        conn.execute(_DELETE_SECTIONS_FTS, (doc_id,))
+        writer.delete_document(doc_id)
         conn.execute("DELETE FROM sections WHERE doc_id = ?", (doc_id,))
-    _insert_sections(conn, doc_id, doc, tokenizer)
+    _insert_sections(conn, writer, doc_id, doc, tokenizer)
     return "added" if known is None else "updated"
 
 
 def _insert_sections(
-    conn: sqlite3.Connection, doc_id: int, doc: Document, tokenizer: Tokenizer
+    conn: sqlite3.Connection,
+    writer: engine.Writer,
+    doc_id: int,
+    doc: Document,
+    tokenizer: Tokenizer,
 ) -> None:
     position = 0
     for section in doc.sections:
@@ -185,11 +196,10 @@ def _insert_sections(
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (doc_id, position, section.heading, section.anchor, title, chunk.text, chunk.code),
             )
-            conn.execute(
-                "INSERT INTO sections_fts (rowid, title, body, code) VALUES (?, ?, ?, ?)",
-                (
-                    cursor.lastrowid,
-                    *(index_form(text, tokenizer) for text in (title, chunk.text, chunk.code)),
-                ),
+            assert cursor.lastrowid is not None  # noqa: S101 - an INSERT sets it
+            writer.add(
+                cursor.lastrowid,
+                doc_id,
+                *(index_form(text, tokenizer) for text in (title, chunk.text, chunk.code)),
             )
             position += 1

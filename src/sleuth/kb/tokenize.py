@@ -1,22 +1,25 @@
-"""The two ways the knowledge base tokenises text, for indexing and for queries.
+"""How the knowledge base turns text into index terms, the same way for the indexed
+sections and for a query.
 
-`jieba`: Chinese runs are pre-segmented with `jieba.cut_for_search` (which also emits
-the shorter words inside long ones), everything is lower-cased and joined with
-spaces, and FTS5's `unicode61` tokenizer indexes the result, wrapped in `porter` so
-English words match across inflections (caches ~ cache; Chinese words pass through
-unchanged). Any query word of any length can be matched.
+`jieba` (the default): Chinese runs are segmented with `jieba.cut_for_search` (which
+also emits the shorter words inside long ones); any other text is split into words of
+letters and digits (every other character separates, so `lru_cache` and
+`pg_hba.conf` are found by their parts), lower-cased, and each English word is
+reduced to its Snowball stem (PyStemmer), so "indexes", "indexing" and "index" are
+one term.
 
-`trigram`: the raw text goes to FTS5's `trigram` tokenizer, which matches substrings
-of three or more characters. Shorter terms ("缓存", "AI") cannot use that index: they
-are matched with `instr()` over the stored text instead (a full scan, ranked by a
-simple tf-idf rather than BM25). Chinese runs of five or more characters are broken
-into overlapping trigrams so a sentence-like query still matches.
+`trigram`: no dictionary. Words are indexed whole (stemmed) and, when three
+characters or longer, also as their overlapping character trigrams, so a query
+finds substrings of three or more characters; a Chinese run is indexed as its
+overlapping character bigrams and trigrams, so two-character words such as 缓存 are
+found inside longer runs, across word boundaries too.
 
-Every query term is double-quoted in the MATCH expression, so FTS5 syntax in a user's
-query (AND, NEAR, *, -, parentheses, quotes) is only ever text.
+A query is only ever a list of terms: nothing in it is syntax.
 
->>> build_query('"Cache" AND (缓存', "trigram").match
-'"cache" OR "and"'
+>>> analyze("Indexes of 分布式缓存", "jieba")
+['index', 'of', '分布', '布式', '分布式', '缓存']
+>>> build_query("The CACHE caches", "jieba").terms
+('the', 'cach')
 """
 
 from __future__ import annotations
@@ -31,38 +34,42 @@ Tokenizer = Literal["jieba", "trigram"]
 TOKENIZERS: tuple[Tokenizer, ...] = ("jieba", "trigram")
 TRIGRAM_MIN = 3
 
-# FTS5 `tokenize=` argument per tokenizer.
-FTS5_TOKENIZE: dict[Tokenizer, str] = {
-    "jieba": "porter unicode61 remove_diacritics 2",
-    "trigram": "trigram",
-}
-
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
-# A Chinese run, or a word of other letters and digits that may hold . ' ’ - inside.
-_TERM = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:[.'’-][^\W_{_CJK}]+)*")
-_LONG_CJK = 5
-# A rough English stem for choosing snippets, since porter matches "caches" to "cache".
-_SUFFIX = re.compile(r"(?<=[a-z]{3})(?:ing|ed|es|s)$")
+# A Chinese run, or a word of other letters and digits.
+_TERM = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+# Words the stemmer is for: Latin letters only (not numbers, versions or Chinese).
+_ENGLISH = re.compile(r"[a-z]+")
 
 
 @dataclass(frozen=True)
 class Query:
     """A user query prepared for one tokenizer.
 
-    `match` is the FTS5 MATCH expression (None when no term can use the index),
-    `short_terms` the trigram-mode terms searched with instr(), and `terms` every
-    lower-cased term (in jieba mode also rough English stems), to choose the snippet.
+    `terms` are the index terms to look up (unique, in query order); `words` the
+    lower-cased words of the query and their stems, to choose the snippet with.
     """
 
-    match: str | None
-    short_terms: tuple[str, ...]
     terms: tuple[str, ...]
+    words: tuple[str, ...]
+
+
+def analyze(text: str, tokenizer: Tokenizer) -> list[str]:
+    """The index terms of `text`, in order (repeats kept: they are term frequency)."""
+    terms: list[str] = []
+    for word in _TERM.findall(text.lower()):
+        if _CJK_RUN.fullmatch(word):
+            terms.extend(_jieba().cut_for_search(word) if tokenizer == "jieba" else _grams(word))
+        else:
+            terms.append(_stem(word))
+            if tokenizer == "trigram" and len(word) > TRIGRAM_MIN:
+                terms.extend(word[i : i + TRIGRAM_MIN] for i in range(len(word) - TRIGRAM_MIN + 1))
+    return [term for term in terms if term.strip()]
 
 
 def index_form(text: str, tokenizer: Tokenizer) -> str:
-    """The text handed to FTS5 for indexing."""
-    return segment(text) if tokenizer == "jieba" else text
+    """The text handed to the engine for indexing: its terms joined by spaces."""
+    return " ".join(analyze(text, tokenizer))
 
 
 def segment(text: str) -> str:
@@ -74,28 +81,32 @@ def segment(text: str) -> str:
 
 
 def build_query(text: str, tokenizer: Tokenizer) -> Query:
-    if tokenizer == "jieba":
-        terms = _unique(_TERM.findall(segment(text)))
-        stems = [_SUFFIX.sub("", term) for term in terms if term.isascii()]
-        return Query(_or_of(terms), (), _unique([*terms, *stems]))
-    words: list[str] = []
-    for word in _TERM.findall(text.lower()):
-        if _CJK_RUN.fullmatch(word) and len(word) >= _LONG_CJK:
-            words.extend(word[i : i + TRIGRAM_MIN] for i in range(len(word) - TRIGRAM_MIN + 1))
-        else:
-            words.append(word)
-    terms = _unique(words)
-    long_terms = tuple(term for term in terms if len(term) >= TRIGRAM_MIN)
-    short_terms = tuple(term for term in terms if len(term) < TRIGRAM_MIN)
-    return Query(_or_of(long_terms), short_terms, terms)
+    terms = _unique(analyze(text, tokenizer))
+    words = [word for word in _TERM.findall(segment(text)) if not _CJK_RUN.fullmatch(word)]
+    words += [word for word in segment(text).split() if _CJK_RUN.fullmatch(word)]
+    stems = [_stem(word) for word in words]
+    return Query(terms, _unique([*words, *stems]))
 
 
-def _or_of(terms: tuple[str, ...]) -> str | None:
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms) or None
+def _grams(run: str) -> list[str]:
+    if len(run) < 2:
+        return [run]
+    return [run[i : i + n] for n in (2, TRIGRAM_MIN) for i in range(len(run) - n + 1)]
+
+
+def _stem(word: str) -> str:
+    return _stemmer().stemWord(word) if _ENGLISH.fullmatch(word) else word
 
 
 def _unique(words: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(words))
+
+
+@functools.cache
+def _stemmer() -> Any:
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
 
 
 @functools.cache

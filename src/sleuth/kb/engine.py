@@ -1,0 +1,145 @@
+"""The full-text index of the knowledge base's sections: tantivy, beside the SQLite file.
+
+Chosen by measurement (bench/kb_real.py and the notes in docs/knowledge-base.md): at
+130,000 sections an OR query of a question's words took a median of 73 ms in SQLite
+FTS5 with `ORDER BY rank LIMIT`, which still scores every matching row, and 0.5 ms in
+tantivy, whose block-max WAND skips the sections that cannot reach the top.
+
+The index holds terms only (no stored text; the text lives once, in SQLite): the
+title (document title and headings), prose and code of each section as the terms
+`sleuth.kb.tokenize` made, with positions for phrase credit, and the section's and
+document's ids. It lives in the folder `<database>.tantivy` and is rebuilt from the
+stored text when it is missing or out of step with the database (`store.prepare`).
+
+Searching is BM25 per field, weighted (`TITLE_WEIGHT` over `BODY_WEIGHT` over
+`CODE_WEIGHT`), summed over the query terms, plus `PHRASE_WEIGHT` for each pair of
+adjacent query terms found next to each other in the prose or the title.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+TITLE_WEIGHT = 3.0
+BODY_WEIGHT = 1.0
+CODE_WEIGHT = 0.5
+PHRASE_WEIGHT = 1.0
+_FIELDS = (("title", TITLE_WEIGHT), ("body", BODY_WEIGHT), ("code", CODE_WEIGHT))
+# Memory the writer may buffer before it writes a segment.
+_WRITER_HEAP = 64_000_000
+
+
+@dataclass(frozen=True)
+class Match:
+    section_id: int
+    doc_id: int
+    score: float
+
+
+def index_dir(db_path: Path) -> Path:
+    return db_path.with_name(db_path.name + ".tantivy")
+
+
+def _schema() -> Any:
+    builder = tantivy.SchemaBuilder()
+    for name, _weight in _FIELDS:
+        builder.add_text_field(name, stored=False, tokenizer_name="whitespace")
+    builder.add_integer_field("section", stored=True, indexed=True)
+    builder.add_integer_field("doc", stored=True, indexed=True)
+    return builder.build()
+
+
+def open_index(db_path: Path, *, create: bool) -> Any | None:
+    """The index beside `db_path`; None when there is none and `create` is false."""
+    folder = index_dir(db_path)
+    if not (folder / "meta.json").is_file():
+        if not create:
+            return None
+        folder.mkdir(parents=True, exist_ok=True)
+    return tantivy.Index(_schema(), path=str(folder), reuse=True)
+
+
+def remove_index(db_path: Path) -> None:
+    shutil.rmtree(index_dir(db_path), ignore_errors=True)
+
+
+def count(index: Any) -> int:
+    index.reload()
+    return int(index.searcher().num_docs)
+
+
+def section_ids(index: Any) -> set[int]:
+    """Every section id the index holds (for checks; reads them all)."""
+    index.reload()
+    searcher = index.searcher()
+    found = searcher.search(tantivy.Query.all_query(), max(1, searcher.num_docs))
+    return {int(searcher.doc(address)["section"][0]) for _score, address in found.hits}
+
+
+class Writer:
+    """Adds and deletes sections; nothing is visible to searches before `commit`."""
+
+    def __init__(self, index: Any) -> None:
+        self._writer = index.writer(heap_size=_WRITER_HEAP, num_threads=1)
+
+    def add(self, section_id: int, doc_id: int, title: str, body: str, code: str) -> None:
+        """A section, its fields given as space-separated index terms."""
+        self._writer.add_document(
+            tantivy.Document(section=section_id, doc=doc_id, title=title, body=body, code=code)
+        )
+
+    def delete_document(self, doc_id: int) -> None:
+        self._writer.delete_documents_by_term("doc", doc_id)
+
+    def clear(self) -> None:
+        self._writer.delete_all_documents()
+
+    def commit(self) -> None:
+        self._writer.commit()
+
+    def close(self) -> None:
+        self._writer.commit()
+        self._writer.wait_merging_threads()
+
+
+def search(index: Any, terms: Sequence[str], limit: int) -> list[Match]:
+    """The `limit` best sections for the query `terms`, best first."""
+    if not terms or limit <= 0:
+        return []
+    index.reload()
+    schema = index.schema
+    clauses = [
+        (tantivy.Occur.Should, _boosted(tantivy.Query.term_query(schema, name, term), weight))
+        for term in terms
+        for name, weight in _FIELDS
+    ]
+    clauses += [
+        (
+            tantivy.Occur.Should,
+            _boosted(tantivy.Query.phrase_query(schema, name, list(pair)), PHRASE_WEIGHT),
+        )
+        for pair in _pairs(terms)
+        for name in ("title", "body")
+    ]
+    searcher = index.searcher()
+    found = searcher.search(tantivy.Query.boolean_query(clauses), limit)
+    matches = []
+    for score, address in found.hits:
+        doc = searcher.doc(address)
+        matches.append(Match(int(doc["section"][0]), int(doc["doc"][0]), float(score)))
+    return matches
+
+
+def _boosted(query: Any, weight: float) -> Any:
+    return query if weight == 1.0 else tantivy.Query.boost_query(query, weight)
+
+
+def _pairs(terms: Sequence[str]) -> Iterable[tuple[str, str]]:
+    return ((a, b) for a, b in itertools.pairwise(terms) if a != b)

@@ -114,8 +114,10 @@ def test_database_is_in_wal_mode(tmp_path: Path, notes: Path) -> None:
 
 
 def test_bad_arguments_are_refused(tmp_path: Path, notes: Path) -> None:
-    with pytest.raises(NotADirectoryError):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
         index_folder(tmp_path / "kb.db", tmp_path / "missing")
+    with pytest.raises(NotADirectoryError):
+        index_folder(tmp_path / "kb.db", notes / "cache.md")
     with pytest.raises(ValueError, match="jieba, trigram"):
         index_folder(tmp_path / "kb.db", notes, tokenizer="bigram")  # type: ignore[arg-type]
 
@@ -233,3 +235,38 @@ def test_a_full_text_index_out_of_step_with_the_database_is_rebuilt(
     assert index_folder(db, notes) == IndexReport(unchanged=3, files=3)
     assert titles(db, "caching") == ["Cache strategy"]
     assert indexed_ids(db) == {id_ for (id_,) in rows(db, "SELECT id FROM sections")}
+
+
+def test_a_documentation_folder_as_installed_gives_only_its_pages(tmp_path: Path) -> None:
+    """Sphinx writes the reST sources and assets beside the pages; dependencies, caches,
+    binary files and the user's own excludes are not documentation either."""
+    root = tmp_path / "html"
+    page = "<title>functools</title><h1>functools</h1><p>The lru_cache decorator.</p>"
+    write(root / "library/functools.html", page)
+    write(root / "_sources/library/functools.rst.txt", "functools\n=========\nlru_cache")
+    write(root / "_static/searchtools.txt", "lru_cache search tools")
+    write(root / "node_modules/pkg/README.md", "# lru_cache clone")
+    write(root / ".git/notes.md", "# lru_cache notes")
+    write(root / "drafts/old.md", "# lru_cache draft")
+    write(root / "api/v1/old.md", "# lru_cache v1")
+    (root / "logo.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00lru_cache")
+    (root / "latin1.txt").write_bytes("lru_cache caf\xe9".encode("latin-1"))
+    db = tmp_path / "kb.db"
+
+    report = index_folder(db, root, exclude=["drafts", "api/v1/*"])
+
+    assert report.added == 1
+    assert report.not_text == ("latin1.txt", "logo.md")
+    assert report.skipped == 2
+    assert [hit["path"] for hit in search(db, "lru_cache", 10)] == ["library/functools.html"]
+
+
+def test_a_file_that_turns_binary_loses_its_entry(tmp_path: Path) -> None:
+    root = tmp_path / "n"
+    write(root / "a.md", "# Zebra\n\nStripes.")
+    db = tmp_path / "kb.db"
+    index_folder(db, root)
+    (root / "a.md").write_bytes(b"Zebra\x00\x01\x02")
+    report = index_folder(db, root)
+    assert (report.removed, report.not_text) == (1, ("a.md",))
+    assert search(db, "zebra", 5) == []

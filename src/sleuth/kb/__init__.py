@@ -14,7 +14,7 @@ file system and the database.
 """
 
 from sleuth.kb.index import IndexReport, index_folder
-from sleuth.kb.search import search
+from sleuth.kb.search import document_count, search
 from sleuth.kb.tokenize import Tokenizer
 
-__all__ = ["IndexReport", "Tokenizer", "index_folder", "search"]
+__all__ = ["IndexReport", "Tokenizer", "document_count", "index_folder", "search"]

@@ -68,6 +68,17 @@ def search(db_path: Path, query: str, limit: int) -> list[dict[str, Any]]:
     ]
 
 
+def document_count(db_path: Path) -> int:
+    """How many files the knowledge base holds (0 for a missing or old-schema one)."""
+    if not db_path.is_file():
+        return 0
+    with closing(connect(db_path)) as conn:
+        if stored_tokenizer(conn) is None:
+            return 0
+        (count,) = conn.execute("SELECT count(*) FROM documents").fetchone()
+    return int(count)
+
+
 def _sections(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
     """url, title, heading, anchor, body, code, published_at, rel_path of each section."""
     marks = ", ".join("?" * len(ids))

@@ -103,10 +103,13 @@ def split_sections(items: Iterable[Heading | str]) -> tuple[Section, ...]:
         elif heading is not None:
             above.append(heading)
 
+    anchors: dict[int, str | None] = {}  # a heading given again resumes its section
     for item in items:
         if isinstance(item, Heading):
             close()
-            heading, anchor, blocks = item.text, slugs.anchor(item), []
+            if id(item) not in anchors:
+                anchors[id(item)] = slugs.anchor(item)
+            heading, anchor, blocks = item.text, anchors[id(item)], []
         elif item:
             blocks.append(item)
     close()

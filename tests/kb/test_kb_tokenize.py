@@ -23,7 +23,6 @@ def test_jieba_segments_chinese_and_lower_cases_english() -> None:
 def test_query_syntax_is_only_text() -> None:
     assert build_query('"foo" AND (bar NEAR baz* -x', "jieba").terms == (
         "foo",
-        "and",
         "bar",
         "near",
         "baz",
@@ -101,3 +100,12 @@ def test_snippet_words_are_the_query_words_and_their_stems() -> None:
         "缓存",
         "cach",
     )
+
+
+def test_function_words_are_not_terms_but_count_beside_content_words() -> None:
+    query = build_query("what does the with statement do", "jieba")
+    assert query.terms == ("statement",)
+    assert ("with", "statement") in query.pairs
+    assert ("what", "doe") not in query.pairs
+    assert build_query("what is it", "jieba").terms == ("what", "is", "it")  # nothing else
+    assert build_query("怎么解压文件", "jieba").terms == ("解压", "文件")

@@ -13,14 +13,13 @@ stored text when it is missing or out of step with the database (`store.prepare`
 
 Searching is BM25 per field, weighted (`TITLE_WEIGHT` over `BODY_WEIGHT` over
 `CODE_WEIGHT`), summed over the query terms, plus `PHRASE_WEIGHT` for each pair of
-adjacent query terms found next to each other in the prose or the title.
+adjacent query words found next to each other in the prose or the title.
 """
 
 from __future__ import annotations
 
-import itertools
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -109,8 +108,11 @@ class Writer:
         self._writer.wait_merging_threads()
 
 
-def search(index: Any, terms: Sequence[str], limit: int) -> list[Match]:
-    """The `limit` best sections for the query `terms`, best first."""
+def search(
+    index: Any, terms: Sequence[str], limit: int, pairs: Sequence[tuple[str, str]] = ()
+) -> list[Match]:
+    """The `limit` best sections for the query `terms`, best first; each of `pairs`
+    found as a phrase adds to the score."""
     if not terms or limit <= 0:
         return []
     index.reload()
@@ -125,7 +127,7 @@ def search(index: Any, terms: Sequence[str], limit: int) -> list[Match]:
             tantivy.Occur.Should,
             _boosted(tantivy.Query.phrase_query(schema, name, list(pair)), PHRASE_WEIGHT),
         )
-        for pair in _pairs(terms)
+        for pair in pairs
         for name in ("title", "body")
     ]
     searcher = index.searcher()
@@ -139,7 +141,3 @@ def search(index: Any, terms: Sequence[str], limit: int) -> list[Match]:
 
 def _boosted(query: Any, weight: float) -> Any:
     return query if weight == 1.0 else tantivy.Query.boost_query(query, weight)
-
-
-def _pairs(terms: Sequence[str]) -> Iterable[tuple[str, str]]:
-    return ((a, b) for a, b in itertools.pairwise(terms) if a != b)

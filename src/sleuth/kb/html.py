@@ -17,6 +17,11 @@ API entries are sections of their own: a `<dt id="functools.lru_cache">` (Sphinx
 Doxygen- and Javadoc-like pages) is a heading with that id, its `<dd>` its text;
 after the list the text goes back to the section it was in.
 
+A block whose text is nearly all links (`LINK_DENSITY`) is left out too, and so is
+the text of a page that is mostly links (`LINK_DENSITY_PAGE`, kept by its title):
+tables of contents, back-of-book indexes and link lists point elsewhere and answer
+nothing.
+
 >>> _title, items = read_page('<body><nav>Home</nav><main><section id="use"><h2>Use '
 ...     '<a class="headerlink" href="#use">¶</a></h2><p>Run it.</p></section></main></body>')
 >>> items[0], items[1]
@@ -44,10 +49,14 @@ CHROME = (
     ".md-header, .md-sidebar, .md-footer, .md-source-file, .md-content__button, "  # Material
     ".theme-doc-toc-desktop, .theme-doc-toc-mobile, .theme-doc-footer, "  # Docusaurus
     ".theme-edit-this-page, .pagination-nav, .breadcrumbs, .theme-doc-breadcrumbs, "
-    ".navheader, .navfooter, div.toc, .indexterm, "  # DocBook
+    ".navheader, .navfooter, div.toc, "  # DocBook
     "#top, #nav-tree, #side-nav, .navpath, #MSearchBox, "  # Doxygen
     ".sub-nav, .top-nav, .bottom-nav, .skip-nav"  # Javadoc
 )
+#: Share of a block's characters in links above which it is a list of pointers.
+LINK_DENSITY = 0.8
+#: The same for a whole page: a back-of-book index, a table of contents.
+LINK_DENSITY_PAGE = 0.5
 _MAIN = ("main", "[role=main]")
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _BLOCKS = frozenset(
@@ -74,6 +83,8 @@ def read_page(text: str) -> tuple[str | None, Items]:
         return title, []
     for node in root.css(CHROME):
         node.decompose()
+    if _link_share(root) >= LINK_DENSITY_PAGE:
+        return title, []  # an index or table-of-contents page: found by its title only
     walker = _Walker()
     walker.walk(root)
     walker.flush()
@@ -97,13 +108,17 @@ class _Walker:
     def __init__(self) -> None:
         self.items: Items = []
         self._words: list[str] = []
+        self._link_chars = 0
         self._current: Heading | None = None
 
     def flush(self) -> None:
         block = " ".join("".join(self._words).split())
-        if block:
+        # A block that is nearly all links is a pointer list (a table of contents, a
+        # back-of-book index, "see also" lines), not text that answers.
+        if block and self._link_chars < LINK_DENSITY * len(block.replace(" ", "")):
             self.items.append(block)
         self._words = []
+        self._link_chars = 0
 
     def walk(self, node: Any) -> None:
         for child in _children(node):
@@ -135,6 +150,9 @@ class _Walker:
                 self.flush()
                 self.walk(child)
                 self.flush()
+            elif tag == "a" and child.attributes.get("href"):
+                self._link_chars += len("".join(child.text(deep=True).split()))
+                self.walk(child)
             elif tag in _CELLS:
                 self._words.append(" ")
                 self.walk(child)
@@ -150,6 +168,12 @@ class _Walker:
     def _emit(self, heading: Heading) -> None:
         self.items.append(heading)
         self._current = heading
+
+
+def _link_share(root: Any) -> float:
+    total = len("".join(root.text(deep=True).split()))
+    linked = sum(len("".join(a.text(deep=True).split())) for a in root.css("a[href]"))
+    return linked / total if total else 0.0
 
 
 def _children(node: Any) -> Iterator[Any]:

@@ -47,7 +47,9 @@ def search(db_path: Path, query: str, limit: int) -> list[dict[str, Any]]:
             return []
         prepared = build_query(query, tokenizer)
         best: dict[int, engine.Match] = {}
-        for match in engine.search(index, prepared.terms, limit * SECTIONS_PER_RESULT):
+        for match in engine.search(
+            index, prepared.terms, limit * SECTIONS_PER_RESULT, prepared.pairs
+        ):
             best.setdefault(match.doc_id, match)  # best first: the first is the best
         top = list(best.values())[:limit]
         rows = _sections(conn, [match.section_id for match in top])

@@ -14,17 +14,22 @@ finds substrings of three or more characters; a Chinese run is indexed as its
 overlapping character bigrams and trigrams, so two-character words such as 缓存 are
 found inside longer runs, across word boundaries too.
 
-A query is only ever a list of terms: nothing in it is syntax.
+A query is only ever a list of terms: nothing in it is syntax. Its function words
+(`STOP_WORDS`: "what", "is", "the", 的, 怎么…) are not looked up on their own, since
+they match nearly every section and would let a title such as "What Is PostgreSQL?"
+outrank the page about the question's subject; they still count where they stand next
+to a content word (`Query.pairs`, phrase credit: "the with statement").
 
 >>> analyze("Indexes of 分布式缓存", "jieba")
 ['index', 'of', '分布', '布式', '分布式', '缓存']
 >>> build_query("The CACHE caches", "jieba").terms
-('the', 'cach')
+('cach',)
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import re
 from dataclasses import dataclass
@@ -41,17 +46,42 @@ _TERM = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 # Words the stemmer is for: Latin letters only (not numbers, versions or Chinese).
 _ENGLISH = re.compile(r"[a-z]+")
 
+#: Function words of questions, in English and Chinese: not query terms on their own.
+# fmt: off
+STOP_WORDS = frozenset(
+    {
+        "a", "an", "the", "and", "or", "but", "if", "then", "so", "of", "to", "in", "on", "at",
+        "by", "for", "from", "with", "into", "onto", "as", "about", "than", "that", "this",
+        "these", "those", "there", "here", "it", "its", "is", "are", "was", "were", "be",
+        "been", "being", "am", "do", "does", "did", "done", "doing", "have", "has", "had",
+        "i", "me", "my", "we", "our", "you", "your", "he", "she", "they", "them", "their",
+        "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "can",
+        "could", "should", "would", "will", "shall", "may", "might", "must", "not", "no",
+        "any", "some", "all", "each", "every", "one", "other", "also", "just", "only",
+        "very", "too", "get", "got", "want", "need", "way", "s", "t",
+        "的", "了", "是", "在", "我", "你", "他", "她", "它", "我们", "你们", "他们", "这", "那",
+        "这个", "那个", "一个", "一下", "怎么", "怎样", "怎么样", "如何", "什么", "哪个", "哪些",
+        "为什么", "吗", "呢", "吧", "啊", "和", "与", "或", "及", "把", "被", "让", "给", "用",
+        "要", "想", "能", "会", "可以", "应该", "该", "就", "也", "都", "还", "又", "很", "有",
+        "没有", "不", "个", "里", "上", "下", "中", "时", "后", "之后", "以后", "所有", "一直",
+    }
+)
+# fmt: on
+
 
 @dataclass(frozen=True)
 class Query:
     """A user query prepared for one tokenizer.
 
-    `terms` are the index terms to look up (unique, in query order); `words` the
-    lower-cased words of the query and their stems, to choose the snippet with.
+    `terms` are the index terms to look up (unique, in query order, function words
+    left out unless nothing else is left); `pairs` the adjacent terms of the query
+    with at least one content word, for phrase credit; `words` the lower-cased words
+    of the query and their stems, to choose the snippet with.
     """
 
     terms: tuple[str, ...]
     words: tuple[str, ...]
+    pairs: tuple[tuple[str, str], ...] = ()
 
 
 def analyze(text: str, tokenizer: Tokenizer) -> list[str]:
@@ -81,11 +111,30 @@ def segment(text: str) -> str:
 
 
 def build_query(text: str, tokenizer: Tokenizer) -> Query:
-    terms = _unique(analyze(text, tokenizer))
+    sequence = analyze(text, tokenizer)
+    content = [term for term in sequence if not _is_stop(term)]
+    terms = _unique(content or sequence)
+    pairs = tuple(
+        dict.fromkeys(
+            (a, b)
+            for a, b in itertools.pairwise(sequence)
+            if a != b and not (_is_stop(a) and _is_stop(b))
+        )
+    )
     words = [word for word in _TERM.findall(segment(text)) if not _CJK_RUN.fullmatch(word)]
     words += [word for word in segment(text).split() if _CJK_RUN.fullmatch(word)]
+    words = [word for word in words if not _is_stop(word)] or words
     stems = [_stem(word) for word in words]
-    return Query(terms, _unique([*words, *stems]))
+    return Query(terms, _unique([*words, *stems]), pairs)
+
+
+@functools.cache
+def _stemmed_stop_words() -> frozenset[str]:
+    return frozenset(_stem(word) for word in STOP_WORDS) | STOP_WORDS
+
+
+def _is_stop(term: str) -> bool:
+    return term in _stemmed_stop_words()
 
 
 def _grams(run: str) -> list[str]:

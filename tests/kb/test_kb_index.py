@@ -219,7 +219,7 @@ def test_a_database_of_the_old_schema_is_rebuilt_by_section(tmp_path: Path, note
     assert hit["snippet"] == "Write-through caching keeps data safe."
     tables = {name for (name,) in rows(db, "SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "documents_fts" not in tables
-    assert rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [("3",)]
+    assert rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [("4",)]
     assert index_folder(db, notes) == IndexReport(unchanged=3, files=3)
 
 

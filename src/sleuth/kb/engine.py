@@ -6,14 +6,16 @@ FTS5 with `ORDER BY rank LIMIT`, which still scores every matching row, and 0.5 
 tantivy, whose block-max WAND skips the sections that cannot reach the top.
 
 The index holds terms only (no stored text; the text lives once, in SQLite): the
-title (document title and headings), prose and code of each section as the terms
+document title, headings, prose and code of each section as the terms
 `sleuth.kb.tokenize` made, with positions for phrase credit, and the section's and
 document's ids. It lives in the folder `<database>.tantivy` and is rebuilt from the
 stored text when it is missing or out of step with the database (`store.prepare`).
 
-Searching is BM25 per field, weighted (`TITLE_WEIGHT` over `BODY_WEIGHT` over
-`CODE_WEIGHT`), summed over the query terms, plus `PHRASE_WEIGHT` for each pair of
-adjacent query words found next to each other in the prose or the title.
+Searching is BM25 per field, weighted (the section's headings, `HEADING_WEIGHT`, over
+the document title, `PAGE_WEIGHT`, which every section of a page shares, and the
+prose, `BODY_WEIGHT`, over code, `CODE_WEIGHT`), summed over the query terms, plus
+`PHRASE_WEIGHT` for each pair of adjacent query words found next to each other in a
+title, the headings or the prose.
 """
 
 from __future__ import annotations
@@ -26,11 +28,17 @@ from typing import Any
 
 import tantivy
 
-TITLE_WEIGHT = 3.0
+PAGE_WEIGHT = 1.0
+HEADING_WEIGHT = 2.0
 BODY_WEIGHT = 1.0
 CODE_WEIGHT = 0.5
 PHRASE_WEIGHT = 1.0
-_FIELDS = (("title", TITLE_WEIGHT), ("body", BODY_WEIGHT), ("code", CODE_WEIGHT))
+_FIELDS = (
+    ("page", PAGE_WEIGHT),
+    ("title", HEADING_WEIGHT),
+    ("body", BODY_WEIGHT),
+    ("code", CODE_WEIGHT),
+)
 # Memory the writer may buffer before it writes a segment.
 _WRITER_HEAP = 64_000_000
 
@@ -88,10 +96,15 @@ class Writer:
     def __init__(self, index: Any) -> None:
         self._writer = index.writer(heap_size=_WRITER_HEAP, num_threads=1)
 
-    def add(self, section_id: int, doc_id: int, title: str, body: str, code: str) -> None:
-        """A section, its fields given as space-separated index terms."""
+    def add(
+        self, section_id: int, doc_id: int, page: str, title: str, body: str, code: str
+    ) -> None:
+        """A section: its document's title, its headings, prose and code, each given as
+        space-separated index terms."""
         self._writer.add_document(
-            tantivy.Document(section=section_id, doc=doc_id, title=title, body=body, code=code)
+            tantivy.Document(
+                section=section_id, doc=doc_id, page=page, title=title, body=body, code=code
+            )
         )
 
     def delete_document(self, doc_id: int) -> None:
@@ -128,7 +141,7 @@ def search(
             _boosted(tantivy.Query.phrase_query(schema, name, list(pair)), PHRASE_WEIGHT),
         )
         for pair in pairs
-        for name in ("title", "body")
+        for name in ("page", "title", "body")
     ]
     searcher = index.searcher()
     found = searcher.search(tantivy.Query.boolean_query(clauses), limit)

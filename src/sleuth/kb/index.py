@@ -14,8 +14,8 @@ documents are keyed by absolute path, and removal only looks under the root bein
 indexed.
 
 Each section of a file (`sleuth.kb.sections`; a long one in chunks of about
-`CHUNK_CHARS`) is a row of the full-text index, titled with the document title and
-the section's headings, so it is ranked on its own.
+`CHUNK_CHARS`) is a row of the full-text index, with the document title and the
+section's headings as fields of their own, so it is ranked on its own.
 
 Asking for another tokenizer than the database was built with rebuilds the whole
 full-text index (every root) from the stored text, then indexes as usual.
@@ -246,8 +246,8 @@ def _insert_sections(
 ) -> None:
     position = 0
     for section in doc.sections:
-        # The indexed title: document title, folded empty headings, the heading; no repeats.
-        headings = [doc.title, *section.above, *filter(None, [section.heading])]
+        # The section's headings: folded empty ones, then its own; no repeats.
+        headings = [*section.above, *filter(None, [section.heading])]
         title = " ".join(dict.fromkeys(headings))
         for chunk in section.chunks():
             cursor = conn.execute(
@@ -259,6 +259,9 @@ def _insert_sections(
             writer.add(
                 cursor.lastrowid,
                 doc_id,
-                *(index_form(text, tokenizer) for text in (title, chunk.text, chunk.code)),
+                *(
+                    index_form(text, tokenizer)
+                    for text in (doc.title, title, chunk.text, chunk.code)
+                ),
             )
             position += 1

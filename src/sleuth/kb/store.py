@@ -5,8 +5,8 @@ Tables:
     documents       one row per file, keyed by absolute path: root, path relative to
                     it, file:// URL, title, published_at, sha256 of its bytes
     sections        one row per section (or chunk of a long section) of a document:
-                    its position, heading, anchor, the indexed title (document title
-                    and headings), prose and code, as plain text
+                    its position, heading, anchor, headings (its own and those folded
+                    into it), prose and code, as plain text
 
 The text is stored here once; the full-text index beside the file
 (`sleuth.kb.engine`) holds only terms and ids. `prepare` keeps the two in step: it
@@ -30,7 +30,7 @@ from typing import Any
 from sleuth.kb import engine
 from sleuth.kb.tokenize import TOKENIZERS, Tokenizer, index_form
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
 _TABLES = ("sections_fts", "sections", "documents_fts", "documents", "meta")
 _SCHEMA = (
@@ -95,7 +95,10 @@ def prepare(conn: sqlite3.Connection, db_path: Path, tokenizer: Tokenizer) -> An
         return index
     writer = engine.Writer(index)
     writer.clear()
-    rows = conn.execute("SELECT id, doc_id, title, body, code FROM sections")
+    rows = conn.execute(
+        "SELECT sections.id, doc_id, documents.title, sections.title, body, code"
+        " FROM sections JOIN documents ON documents.id = sections.doc_id"
+    )
     for section_id, doc_id, *texts in rows:
         writer.add(section_id, doc_id, *(index_form(text, tokenizer) for text in texts))
     writer.close()

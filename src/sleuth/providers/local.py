@@ -33,7 +33,9 @@ INFO = ProviderInfo(
     time_range=False,
     domain_filter=False,
     language=False,
-    query_style="keywords",
+    # The knowledge base analyses the question itself (stems, function words as phrase
+    # context, Chinese segmentation): the whole wording ranks better than keywords.
+    query_style="natural",
     max_results=50,
     text_format="text",
     remote=False,

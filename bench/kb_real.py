@@ -27,7 +27,9 @@ asked `--repeat` times. Figures only: nothing is asserted.
 from __future__ import annotations
 
 import argparse
+import html
 import json
+import re
 import shutil
 import sqlite3
 import statistics
@@ -43,6 +45,7 @@ from sleuth.stages.rewrite import RewriteSettings, rewrite
 
 QUESTIONS = Path(__file__).resolve().parents[2] / "shared/bench-data/kb-dev/questions.json"
 Ranker = Callable[[str, int], list[str]]
+_ID = re.compile(r"""\bid\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 
 
 def main() -> None:
@@ -68,9 +71,10 @@ def main() -> None:
                 f"({report.files / elapsed:.0f} files/s), skipped {report.skipped}"
             )
         print_size(db)
+        print_anchors(db)
         rankers: dict[str, Ranker] = {
             "sleuth, as typed": lambda q, k: [r["path"] for r in search(db, q, k)],
-            "sleuth, rewritten": lambda q, k: [r["path"] for r in search(db, _keywords(q), k)],
+            "sleuth, rewrite kw": lambda q, k: [r["path"] for r in search(db, _keywords(q), k)],
         }
         if not args.no_bm25s:
             rankers["bm25s, as typed"] = bm25s_ranker(db)
@@ -111,6 +115,23 @@ def print_size(db: Path) -> None:
         f"{sections} sections; text {text / 1e6:.1f} MB, index on disk {size / 1e6:.1f} MB "
         f"({size / text:.2f} x text)"
     )
+
+
+def print_anchors(db: Path) -> None:
+    """How many section links of HTML pages open an element the page really has."""
+    with closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute(
+            "SELECT DISTINCT path, anchor FROM sections JOIN documents ON documents.id = doc_id"
+            " WHERE anchor IS NOT NULL AND path LIKE '%.htm%'"
+        ).fetchall()
+    ids: dict[str, set[str]] = {}
+    found = 0
+    for path, anchor in rows:
+        if path not in ids:
+            page = Path(path).read_text(encoding="utf-8", errors="replace")
+            ids[path] = {html.unescape(a or b) for a, b in _ID.findall(page)}
+        found += anchor in ids[path]
+    print(f"section anchors that exist in their page: {found} of {len(rows)}")
 
 
 def print_quality(name: str, lang: str, questions: list[dict[str, object]], rank: Ranker) -> None:

@@ -10,8 +10,8 @@ parser); its main content is taken when it marks it (`<main>`, `role="main"`, on
 A section's anchor is an element id the page really has, so every link opens where
 it says: the heading's own id, else an id inside the heading (`<h2><a id="…">`),
 else the id of the element the heading opens (`<section id="…"><h2>`, DocBook's
-`<div class="sect1" id="…"><div class="titlepage">…<h2>`). A heading with none gets
-no anchor (the link opens the page).
+`<div class="sect1" id="…"><div class="titlepage">…<h2>`) or the nearest one around
+it. A heading with none gets no anchor (the link opens the page), never one made up.
 
 API entries are sections of their own: a `<dt id="functools.lru_cache">` (Sphinx,
 Doxygen- and Javadoc-like pages) is a heading with that id, its `<dd>` its text;
@@ -25,7 +25,7 @@ nothing.
 >>> _title, items = read_page('<body><nav>Home</nav><main><section id="use"><h2>Use '
 ...     '<a class="headerlink" href="#use">¶</a></h2><p>Run it.</p></section></main></body>')
 >>> items[0], items[1]
-(Heading(text='Use', id='use'), 'Run it.')
+(Heading(text='Use', id='use', slug=False), 'Run it.')
 """
 
 from __future__ import annotations
@@ -163,7 +163,8 @@ class _Walker:
     def _heading(self, node: Any, text: str, *, api: bool = False) -> None:
         self.flush()
         if text:
-            self._emit(Heading(text, node.attributes.get("id") if api else _anchor_of(node)))
+            anchor = node.attributes.get("id") if api else _anchor_of(node)
+            self._emit(Heading(text, anchor, slug=False))
 
     def _emit(self, heading: Heading) -> None:
         self.items.append(heading)
@@ -184,8 +185,9 @@ def _children(node: Any) -> Iterator[Any]:
 
 
 def _anchor_of(heading: Any) -> str | None:
-    """The id a link to this heading can use: its own, one inside it, or that of the
-    element it is the first heading of."""
+    """The id a link to this heading can use: its own, one inside it, that of the
+    element it is the first heading of, or else that of the nearest element around it
+    that has one (a "Tip" box inside a section links to the section)."""
     own = heading.attributes.get("id")
     if own:
         return str(own)
@@ -195,9 +197,6 @@ def _anchor_of(heading: Any) -> str | None:
             return str(value)
     node = heading.parent
     while node is not None and node.is_element_node and node.tag not in ("body", "html"):
-        first = node.css_first("h1, h2, h3, h4, h5, h6")
-        if first is None or first.mem_id != heading.mem_id:
-            return None  # the heading is not what this element opens: no enclosing id
         value = node.attributes.get("id")
         if value:
             return str(value)

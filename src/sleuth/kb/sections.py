@@ -33,10 +33,13 @@ CHUNK_CHARS = 1500
 
 @dataclass(frozen=True)
 class Heading:
-    """A heading's plain text and, when the source gives one, its explicit id."""
+    """A heading's plain text and, when the source gives one, its explicit id. With
+    `slug` false and no id (an HTML heading the page gives no id), the section gets no
+    anchor rather than a made-up one."""
 
     text: str
     id: str | None = None
+    slug: bool = True
 
 
 class Code(str):
@@ -142,6 +145,8 @@ class _Slugger:
         if heading.id:
             self._seen.setdefault(heading.id, 0)
             return heading.id
+        if not heading.slug:
+            return None
         base = slug(heading.text)
         if not base:
             return None

@@ -57,9 +57,12 @@ def index_dir(db_path: Path) -> Path:
 def _schema() -> Any:
     builder = tantivy.SchemaBuilder()
     for name, _weight in _FIELDS:
-        builder.add_text_field(name, stored=False, tokenizer_name="whitespace")
-    builder.add_integer_field("section", stored=True, indexed=True)
-    builder.add_integer_field("doc", stored=True, indexed=True)
+        # Positions only where phrases are looked for; code is matched by its words.
+        option = "freq" if name == "code" else "position"
+        builder.add_text_field(name, stored=False, tokenizer_name="whitespace", index_option=option)
+    # Ids as fast (columnar) fields: read for a whole page of hits at once, nothing stored.
+    builder.add_integer_field("section", stored=False, indexed=False, fast=True)
+    builder.add_integer_field("doc", stored=False, indexed=True, fast=True)
     return builder.build()
 
 
@@ -87,7 +90,8 @@ def section_ids(index: Any) -> set[int]:
     index.reload()
     searcher = index.searcher()
     found = searcher.search(tantivy.Query.all_query(), max(1, searcher.num_docs))
-    return {int(searcher.doc(address)["section"][0]) for _score, address in found.hits}
+    addresses = [address for _score, address in found.hits]
+    return {int(value) for value in searcher.fast_field_values("section", addresses)}
 
 
 class Writer:
@@ -144,12 +148,14 @@ def search(
         for name in ("page", "title", "body")
     ]
     searcher = index.searcher()
-    found = searcher.search(tantivy.Query.boolean_query(clauses), limit)
-    matches = []
-    for score, address in found.hits:
-        doc = searcher.doc(address)
-        matches.append(Match(int(doc["section"][0]), int(doc["doc"][0]), float(score)))
-    return matches
+    hits = searcher.search(tantivy.Query.boolean_query(clauses), limit).hits
+    addresses = [address for _score, address in hits]
+    sections = searcher.fast_field_values("section", addresses)
+    docs = searcher.fast_field_values("doc", addresses)
+    return [
+        Match(int(section), int(doc), float(score))
+        for (score, _address), section, doc in zip(hits, sections, docs, strict=True)
+    ]
 
 
 def _boosted(query: Any, weight: float) -> Any:

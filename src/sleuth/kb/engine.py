@@ -67,13 +67,22 @@ def _schema() -> Any:
 
 
 def open_index(db_path: Path, *, create: bool) -> Any | None:
-    """The index beside `db_path`; None when there is none and `create` is false."""
+    """The index beside `db_path`; None when there is none, or one of another schema
+    (an older sleuth's), and `create` is false. With `create`, an index of another
+    schema is replaced by an empty one, which `store.prepare` then fills."""
     folder = index_dir(db_path)
     if not (folder / "meta.json").is_file():
         if not create:
             return None
         folder.mkdir(parents=True, exist_ok=True)
-    return tantivy.Index(_schema(), path=str(folder), reuse=True)
+    try:
+        return tantivy.Index(_schema(), path=str(folder), reuse=True)
+    except ValueError:  # "An index exists but the schema does not match."
+        if not create:
+            return None
+        remove_index(db_path)
+        folder.mkdir(parents=True)
+        return tantivy.Index(_schema(), path=str(folder), reuse=True)
 
 
 def remove_index(db_path: Path) -> None:
@@ -139,7 +148,12 @@ def search(
         for term in terms
         for name, weight in _FIELDS
     ]
-    clauses += [
+    clauses += _phrases(schema, pairs)
+    return _matches(index.searcher(), tantivy.Query.boolean_query(clauses), limit)
+
+
+def _phrases(schema: Any, pairs: Sequence[tuple[str, str]]) -> list[tuple[Any, Any]]:
+    return [
         (
             tantivy.Occur.Should,
             _boosted(tantivy.Query.phrase_query(schema, name, list(pair)), PHRASE_WEIGHT),
@@ -147,8 +161,10 @@ def search(
         for pair in pairs
         for name in ("page", "title", "body")
     ]
-    searcher = index.searcher()
-    hits = searcher.search(tantivy.Query.boolean_query(clauses), limit).hits
+
+
+def _matches(searcher: Any, query: Any, limit: int) -> list[Match]:
+    hits = searcher.search(query, limit).hits
     addresses = [address for _score, address in hits]
     sections = searcher.fast_field_values("section", addresses)
     docs = searcher.fast_field_values("doc", addresses)

@@ -28,7 +28,7 @@ from typing import Any
 from sleuth.kb import engine
 from sleuth.kb.passage import best_passage
 from sleuth.kb.store import connect, stored_tokenizer
-from sleuth.kb.tokenize import build_query
+from sleuth.kb.tokenize import Query, build_query
 
 # Sections fetched per result asked for, at first; four times as many again while
 # fewer than `limit` distinct documents are among them, up to `MAX_SECTIONS`.
@@ -47,7 +47,7 @@ def search(db_path: Path, query: str, limit: int) -> list[dict[str, Any]]:
         if tokenizer is None or index is None:
             return []
         prepared = build_query(query, tokenizer)
-        top = _best_per_document(index, prepared.terms, prepared.pairs, limit)
+        top = _best_per_document(index, prepared, limit)
         rows = _sections(conn, [match.section_id for match in top])
     return [
         {
@@ -66,13 +66,11 @@ def search(db_path: Path, query: str, limit: int) -> list[dict[str, Any]]:
     ]
 
 
-def _best_per_document(
-    index: Any, terms: tuple[str, ...], pairs: tuple[tuple[str, str], ...], limit: int
-) -> list[engine.Match]:
+def _best_per_document(index: Any, query: Query, limit: int) -> list[engine.Match]:
     """The `limit` best documents, each as its best section, best first."""
     wanted = limit * SECTIONS_PER_RESULT
     while True:
-        matches = engine.search(index, terms, wanted, pairs)
+        matches = engine.search(index, query.terms, wanted, query.pairs)
         best: dict[int, engine.Match] = {}
         for match in matches:
             best.setdefault(match.doc_id, match)  # best first: the first is the best

@@ -15,10 +15,11 @@ overlapping character bigrams and trigrams, so two-character words such as 缓�
 found inside longer runs, across word boundaries too.
 
 A query is only ever a list of terms: nothing in it is syntax. Its function words
-(`STOP_WORDS`: "what", "is", "the", 的, 怎么…) are not looked up on their own, since
-they match nearly every section and would let a title such as "What Is PostgreSQL?"
-outrank the page about the question's subject; they still count where they stand next
-to a content word (`Query.pairs`, phrase credit: "the with statement").
+(`STOP_WORDS`: "what", "is", "the", 的, 怎么…) are not looked up, since they match
+nearly every section and would let a title such as "What Is PostgreSQL?" outrank the
+page about the question's subject (and a phrase with one is costly to find); but a
+function word that an article names before a content word is a name ("the with
+statement", "the in operator") and is a term like any other.
 
 >>> analyze("Indexes of 分布式缓存", "jieba")
 ['index', 'of', '分布', '布式', '分布式', '缓存']
@@ -67,6 +68,7 @@ STOP_WORDS = frozenset(
     }
 )
 # fmt: on
+_ARTICLES = frozenset({"the", "a", "an"})
 
 
 @dataclass(frozen=True)
@@ -74,9 +76,9 @@ class Query:
     """A user query prepared for one tokenizer.
 
     `terms` are the index terms to look up (unique, in query order, function words
-    left out unless nothing else is left); `pairs` the adjacent terms of the query
-    with at least one content word, for phrase credit; `words` the lower-cased words
-    of the query and their stems, to choose the snippet with.
+    left out unless nothing else is left); `pairs` the adjacent content terms of the
+    query, for phrase credit; `words` the lower-cased words of the query and their
+    stems, to choose the snippet with.
     """
 
     terms: tuple[str, ...]
@@ -112,14 +114,15 @@ def segment(text: str) -> str:
 
 def build_query(text: str, tokenizer: Tokenizer) -> Query:
     sequence = analyze(text, tokenizer)
-    content = [term for term in sequence if not _is_stop(term)]
+    kept = _content(sequence)
+    content = [term for term, keep in zip(sequence, kept, strict=True) if keep]
     terms = _unique(content or sequence)
+    # Neighbours in the query, function words left out ("create an index" pairs nothing).
+    marked = list(zip(sequence, kept, strict=True))
     pairs = tuple(
-        dict.fromkeys(
-            (a, b)
-            for a, b in itertools.pairwise(sequence)
-            if a != b and not (_is_stop(a) and _is_stop(b))
-        )
+        (a, b)
+        for (a, keep_a), (b, keep_b) in dict.fromkeys(itertools.pairwise(marked))
+        if keep_a and keep_b and a != b
     )
     words = [word for word in _TERM.findall(segment(text)) if not _CJK_RUN.fullmatch(word)]
     words += [word for word in segment(text).split() if _CJK_RUN.fullmatch(word)]
@@ -131,6 +134,16 @@ def build_query(text: str, tokenizer: Tokenizer) -> Query:
 @functools.cache
 def _stemmed_stop_words() -> frozenset[str]:
     return frozenset(_stem(word) for word in STOP_WORDS) | STOP_WORDS
+
+
+def _content(sequence: list[str]) -> list[bool]:
+    """Which terms of a query are content: not function words, except one named by an
+    article before a content word ("the with statement")."""
+    kept = [not _is_stop(term) for term in sequence]
+    for i in range(1, len(sequence) - 1):
+        if sequence[i - 1] in _ARTICLES and not kept[i] and not _is_stop(sequence[i + 1]):
+            kept[i] = True
+    return kept
 
 
 def _is_stop(term: str) -> bool:

@@ -28,7 +28,7 @@ from sleuth.providers.mapping import FieldMapping, apply
 
 INFO = ProviderInfo(
     name="local",
-    docs_url="https://www.sqlite.org/fts5.html",
+    docs_url="https://github.com/quickwit-oss/tantivy-py",
     needs_key=False,
     time_range=False,
     domain_filter=False,

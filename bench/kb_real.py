@@ -1,7 +1,7 @@
 """The knowledge base on real documentation: speed, size and the right page first.
 
 Run: PYTHONPATH=src .venv/bin/python bench/kb_real.py [--corpus DIR] [--scale DIR ...]
-     [--no-bm25s] [--repeat N]
+     [--copies N] [--no-bm25s] [--repeat N]
 
 `--corpus` is the folder `make_corpus.sh` lays out (../shared/bench-data/kb-dev/, run
 as root: `sudo make_corpus.sh /work/kb_corpus`): `en/` holds the PostgreSQL 15 HTML
@@ -10,7 +10,9 @@ indexed into one knowledge base, as a user would, and the labelled questions bes
 the script are asked exactly as written: hit@1, hit@5 and MRR@10 per language, one
 result per page (any expected page counts as a hit). Each question is asked twice:
 as typed (what `kb.search` gets from a caller) and as the rewrite stage's keywords
-(what the pipeline sends).
+(what the pipeline sent before the local provider took the whole question).
+It also times an incremental re-index of a copy of `en/` after 1 % of its pages are
+touched, 1 % changed and 1 % deleted, against the full build.
 
 `--scale DIR` (repeatable) adds more real documentation to the same knowledge base
 afterwards, e.g. /usr/share/doc/python3.11-doc/html (Debian's python3.11-doc), and
@@ -83,6 +85,7 @@ def main() -> None:
                 print_quality(name, lang, questions[lang], ranker)
         asked = [q["question"] for lang in ("en", "zh") for q in questions[lang]]
         print_latency(db, asked, args.repeat, "sleuth")
+        print_incremental(args.corpus / "en", Path(tmp) / "incremental")
         extra = list(args.scale)
         for copy in range(args.copies):
             for lang in ("en", "zh"):
@@ -96,6 +99,43 @@ def main() -> None:
         if extra:
             print_size(db)
             print_latency(db, asked, args.repeat, "sleuth")
+
+
+def print_incremental(source: Path, work: Path) -> None:
+    """A full build of a copy of `source`, then 1 % of its pages touched (same bytes,
+    new mtime), 1 % changed and 1 % deleted, and the re-index: its time beside the
+    full build's, and whether the index followed (the changed pages found by a word
+    added to them, the deleted ones gone)."""
+    folder = work / "docs"
+    shutil.copytree(source, folder)
+    db = work / "kb.sqlite"
+    started = time.perf_counter()
+    index_folder(db, folder)
+    full = time.perf_counter() - started
+    pages = sorted(folder.glob("*.html"))
+    step = max(1, len(pages) // max(1, len(pages) // 100))
+    touched, changed, deleted = pages[0::step], pages[1::step], pages[2::step]
+    for page in touched:
+        page.touch()
+    for page in changed:
+        text = page.read_text(encoding="utf-8")
+        page.write_text(text.replace("</body>", "<p>zyzzyvaword added.</p></body>"), "utf-8")
+    for page in deleted:
+        page.unlink()
+    started = time.perf_counter()
+    report = index_folder(db, folder)
+    again = time.perf_counter() - started
+    found = {hit["path"] for hit in search(db, "zyzzyvaword", 50)}
+    with closing(sqlite3.connect(db)) as conn:
+        stored = {path for (path,) in conn.execute("SELECT rel_path FROM documents")}
+    still = len(stored & {page.name for page in deleted})
+    followed = len(found & {page.name for page in changed})
+    print(
+        f"re-index after {len(touched)} touched, {len(changed)} changed, {len(deleted)} deleted"
+        f" of {len(pages)}: {again:.2f} s against {full:.1f} s full ({full / again:.0f} x);"
+        f" {report.updated} updated, {report.removed} removed; changed pages found"
+        f" {followed} of {len(changed)}, deleted pages still indexed {still}"
+    )
 
 
 def _keywords(question: str) -> str:

@@ -209,7 +209,7 @@ def bm25s_ranker(db: Path) -> Ranker:
     stemmer = Stemmer.Stemmer("english")
     with closing(sqlite3.connect(db)) as conn:
         rows = conn.execute(
-            "SELECT rel_path, sections.title, body, code FROM sections"
+            "SELECT rel_path, documents.title, sections.title, body, code FROM sections"
             " JOIN documents ON documents.id = sections.doc_id"
         ).fetchall()
     pages = [row[0] for row in rows]

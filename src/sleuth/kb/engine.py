@@ -5,17 +5,18 @@ Chosen by measurement (bench/kb_real.py and the notes in docs/knowledge-base.md)
 FTS5 with `ORDER BY rank LIMIT`, which still scores every matching row, and 0.5 ms in
 tantivy, whose block-max WAND skips the sections that cannot reach the top.
 
-The index holds terms only (no stored text; the text lives once, in SQLite): the
-document title, headings, prose and code of each section as the terms
+The index holds terms only (no stored text; the text lives once, in SQLite): two
+fields per section, its title (the document title and the section's headings) and
+its text (prose and code), as the terms
 `sleuth.kb.tokenize` made, with positions for phrase credit, and the section's and
 document's ids. It lives in the folder `<database>.tantivy` and is rebuilt from the
 stored text when it is missing or out of step with the database (`store.prepare`).
 
-Searching is BM25 per field, weighted (the section's headings, `HEADING_WEIGHT`, over
-the document title, `PAGE_WEIGHT`, which every section of a page shares, and the
-prose, `BODY_WEIGHT`, over code, `CODE_WEIGHT`), summed over the query terms, plus
-`PHRASE_WEIGHT` for each pair of adjacent query words found next to each other in a
-title, the headings or the prose.
+Searching is BM25 per field, summed over the query terms (`TITLE_WEIGHT`,
+`TEXT_WEIGHT`), plus `PHRASE_WEIGHT` for each pair of adjacent query words found next
+to each other in either field. Measured on the development questions, two fields
+beat four (document title, headings, prose and code each weighted on their own:
+1.0, 2.0, 1.0, 0.5), and weights of 1.0 beat a heavier title (docs/knowledge-base.md).
 """
 
 from __future__ import annotations
@@ -28,17 +29,10 @@ from typing import Any
 
 import tantivy
 
-PAGE_WEIGHT = 1.0
-HEADING_WEIGHT = 2.0
-BODY_WEIGHT = 1.0
-CODE_WEIGHT = 0.5
+TITLE_WEIGHT = 1.0
+TEXT_WEIGHT = 1.0
 PHRASE_WEIGHT = 1.0
-_FIELDS = (
-    ("page", PAGE_WEIGHT),
-    ("title", HEADING_WEIGHT),
-    ("body", BODY_WEIGHT),
-    ("code", CODE_WEIGHT),
-)
+_FIELDS = (("title", TITLE_WEIGHT), ("text", TEXT_WEIGHT))
 # Memory the writer may buffer before it writes a segment.
 _WRITER_HEAP = 64_000_000
 
@@ -57,9 +51,7 @@ def index_dir(db_path: Path) -> Path:
 def _schema() -> Any:
     builder = tantivy.SchemaBuilder()
     for name, _weight in _FIELDS:
-        # Positions only where phrases are looked for; code is matched by its words.
-        option = "freq" if name == "code" else "position"
-        builder.add_text_field(name, stored=False, tokenizer_name="whitespace", index_option=option)
+        builder.add_text_field(name, stored=False, tokenizer_name="whitespace")
     # Ids as fast (columnar) fields: read for a whole page of hits at once, nothing stored.
     builder.add_integer_field("section", stored=False, indexed=False, fast=True)
     builder.add_integer_field("doc", stored=False, indexed=True, fast=True)
@@ -113,10 +105,13 @@ class Writer:
         self, section_id: int, doc_id: int, page: str, title: str, body: str, code: str
     ) -> None:
         """A section: its document's title, its headings, prose and code, each given as
-        space-separated index terms."""
+        space-separated index terms (the first two are its title, the others its text)."""
         self._writer.add_document(
             tantivy.Document(
-                section=section_id, doc=doc_id, page=page, title=title, body=body, code=code
+                section=section_id,
+                doc=doc_id,
+                title=f"{page} {title}",
+                text=f"{body} {code}",
             )
         )
 
@@ -159,7 +154,7 @@ def _phrases(schema: Any, pairs: Sequence[tuple[str, str]]) -> list[tuple[Any, A
             _boosted(tantivy.Query.phrase_query(schema, name, list(pair)), PHRASE_WEIGHT),
         )
         for pair in pairs
-        for name in ("page", "title", "body")
+        for name, _weight in _FIELDS
     ]
 
 

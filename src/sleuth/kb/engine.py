@@ -33,6 +33,8 @@ TITLE_WEIGHT = 1.0
 TEXT_WEIGHT = 1.0
 PHRASE_WEIGHT = 1.0
 _FIELDS = (("title", TITLE_WEIGHT), ("text", TEXT_WEIGHT))
+# Indexes opened for searching, by folder, with the identity they were opened at.
+_READERS: dict[Path, tuple[tuple[int, int, int], Any]] = {}
 # Memory the writer may buffer before it writes a segment.
 _WRITER_HEAP = 64_000_000
 
@@ -61,20 +63,41 @@ def _schema() -> Any:
 def open_index(db_path: Path, *, create: bool) -> Any | None:
     """The index beside `db_path`; None when there is none, or one of another schema
     (an older sleuth's), and `create` is false. With `create`, an index of another
-    schema is replaced by an empty one, which `store.prepare` then fills."""
+    schema is replaced by an empty one, which `store.prepare` then fills.
+
+    For searching (`create` false) the opened index is kept and reused while its
+    folder is the same one (opening costs about as much as a query's own search;
+    `search` reloads it to see the latest commit)."""
     folder = index_dir(db_path)
+    if not create:
+        return _reader(folder)
     if not (folder / "meta.json").is_file():
-        if not create:
-            return None
         folder.mkdir(parents=True, exist_ok=True)
     try:
         return tantivy.Index(_schema(), path=str(folder), reuse=True)
     except ValueError:  # "An index exists but the schema does not match."
-        if not create:
-            return None
         remove_index(db_path)
         folder.mkdir(parents=True)
         return tantivy.Index(_schema(), path=str(folder), reuse=True)
+
+
+def _reader(folder: Path) -> Any | None:
+    try:
+        # The folder's identity and its last commit: a rebuilt index (removed, created
+        # again) is reopened, whatever inode numbers the new files happen to get.
+        meta = (folder / "meta.json").stat()
+        stamp = (folder.stat().st_ino, meta.st_ino, meta.st_mtime_ns)
+    except OSError:
+        return None
+    cached = _READERS.get(folder)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        index = tantivy.Index(_schema(), path=str(folder), reuse=True)
+    except ValueError:  # another schema: an older sleuth's, until the next `sleuth index`
+        return None
+    _READERS[folder] = (stamp, index)
+    return index
 
 
 def remove_index(db_path: Path) -> None:

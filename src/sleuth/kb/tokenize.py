@@ -44,6 +44,8 @@ _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 # A Chinese run, or a word of other letters and digits.
 _TERM = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+# The same, the Chinese run or the word in a group of its own (one scan, no re-check).
+_TERM_KIND = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
 # Words the stemmer is for: Latin letters only (not numbers, versions or Chinese).
 _ENGLISH = re.compile(r"[a-z]+")
 
@@ -88,15 +90,18 @@ class Query:
 
 def analyze(text: str, tokenizer: Tokenizer) -> list[str]:
     """The index terms of `text`, in order (repeats kept: they are term frequency)."""
+    lowered = text.lower()
+    if tokenizer == "jieba" and not _CJK_RUN.search(lowered):
+        return [_stem(word) for word in _TERM.findall(lowered)]  # most text: one pass
     terms: list[str] = []
-    for word in _TERM.findall(text.lower()):
-        if _CJK_RUN.fullmatch(word):
-            terms.extend(_jieba().cut_for_search(word) if tokenizer == "jieba" else _grams(word))
+    for run, word in _TERM_KIND.findall(lowered):
+        if run:
+            terms.extend(_jieba().cut_for_search(run) if tokenizer == "jieba" else _grams(run))
         else:
             terms.append(_stem(word))
             if tokenizer == "trigram" and len(word) > TRIGRAM_MIN:
                 terms.extend(word[i : i + TRIGRAM_MIN] for i in range(len(word) - TRIGRAM_MIN + 1))
-    return [term for term in terms if term.strip()]
+    return terms
 
 
 def index_form(text: str, tokenizer: Tokenizer) -> str:
@@ -156,8 +161,11 @@ def _grams(run: str) -> list[str]:
     return [run[i : i + n] for n in (2, TRIGRAM_MIN) for i in range(len(run) - n + 1)]
 
 
+@functools.lru_cache(maxsize=200_000)
 def _stem(word: str) -> str:
-    return _stemmer().stemWord(word) if _ENGLISH.fullmatch(word) else word
+    """A word's stem, remembered: documentation repeats its words, and indexing asks
+    for every one."""
+    return str(_stemmer().stemWord(word)) if _ENGLISH.fullmatch(word) else word
 
 
 def _unique(words: list[str]) -> tuple[str, ...]:

@@ -4,9 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# make run keeps its index and its state (cache, breakers) inside the project,
-# not in the user's data folder.
-export SLEUTH_KB__PATH ?= $(CURDIR)/.sleuth/kb.sqlite
+# make run keeps its state (cache, breakers) inside the project. Its knowledge base is
+# the user's own (kb.path, as `sleuth search` and `sleuth serve` read it), so the
+# README's next `sleuth search` finds what `make run` indexed.
 export SLEUTH_STORE__PATH ?= $(CURDIR)/.sleuth/state.sqlite
 
 .PHONY: install run test lint typecheck system-deps check bench record clean
@@ -15,7 +15,7 @@ install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet -e '.[test,lint]'
+	$(BIN)/pip install --quiet -e '.[test,lint,bench]'
 	touch $(STAMP)
 
 # In a terminal: serve on 127.0.0.1:8080 until Ctrl-C. Without one (CI, the fresh-clone

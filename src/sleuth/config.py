@@ -100,6 +100,14 @@ class KnowledgeBaseConfig(BaseModel):
     tokenizer: Literal["jieba", "trigram"] = Field(
         "jieba", description="How text is tokenised at index time (see docs/knowledge-base.md)."
     )
+    exclude: list[str] = Field(
+        default_factory=list,
+        description=(
+            "Globs of files and folders `sleuth index` leaves out, besides hidden ones and "
+            "generated folders such as _sources and node_modules: a glob without '/' is "
+            "matched against each name, one with '/' against the path from the indexed folder."
+        ),
+    )
 
     @field_validator("path")
     @classmethod

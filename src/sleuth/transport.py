@@ -52,6 +52,7 @@ from sleuth.errors import (
     BadResponse,
     ConfigError,
     EgressDenied,
+    NoResults,
     ProviderError,
     ProviderRejected,
     ProviderTimeout,
@@ -134,7 +135,7 @@ class HttpTransport:
     ) -> RawResponse:
         started = time.perf_counter()
         if request.url.startswith("kb:"):
-            response = await self._from_index(request)
+            response = await self._from_index(provider, request)
         elif request.url.startswith("ddgs:"):
             response = await self._from_ddgs(provider, request, timeout_s)
         else:
@@ -142,11 +143,17 @@ class HttpTransport:
         elapsed = (time.perf_counter() - started) * 1000
         return RawResponse(response.status, response.headers, response.body, elapsed)
 
-    async def _from_index(self, request: HttpRequest) -> RawResponse:
+    async def _from_index(self, provider: str, request: HttpRequest) -> RawResponse:
         limit = int(request.params.get("limit", "10"))
         results = await asyncio.to_thread(
             kb.search, self._kb_path, request.params.get("q", ""), limit
         )
+        if not results and not await asyncio.to_thread(kb.document_count, self._kb_path):
+            # Say how to fill it: an empty answer alone reads as "nothing matched".
+            raise NoResults(
+                f"the knowledge base {self._kb_path} is empty: fill it with `sleuth index PATH`",
+                provider=provider,
+            )
         return RawResponse(200, {"content-type": "application/json"}, {"results": results})
 
     async def _from_ddgs(

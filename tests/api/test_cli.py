@@ -230,3 +230,35 @@ def test_keys_commands_say_what_is_wrong_with_a_broken_config(
     assert result.exit_code == 1
     assert "is not valid YAML" in result.output
     assert "Traceback" not in result.output
+
+
+def test_index_names_a_missing_path_and_an_empty_folder(runner: CliRunner, tmp_path: Path) -> None:
+    missing = runner.invoke(app, ["index", str(tmp_path / "nowhere")])
+    assert missing.exit_code == 2
+    assert "does not exist" in missing.output
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    (empty / "tool").write_bytes(b"\x7fELF\x00\x00")
+    (empty / "notes.md").write_bytes(b"\x00\x01binary")
+    nothing = runner.invoke(app, ["index", str(empty)])
+    assert nothing.exit_code == 1
+    assert "nothing to index" in nothing.output
+    assert "notes.md" in nothing.output  # named among the files that are not text
+
+
+def test_index_leaves_out_excluded_paths(runner: CliRunner, docs: Path) -> None:
+    (docs / "drafts").mkdir()
+    (docs / "drafts" / "old.md").write_text("# Old caching notes\n\nOutdated.", encoding="utf-8")
+    indexed = runner.invoke(app, ["index", str(docs), "--exclude", "drafts"])
+    assert indexed.exit_code == 0, indexed.output
+    assert "2 added" in indexed.stdout
+    found = runner.invoke(app, ["search", "caching notes", "--json", "--include", "url"])
+    urls = [item["url"] for item in json.loads(found.stdout)["results"]]
+    assert urls
+    assert not any("drafts" in url for url in urls)
+
+
+def test_searching_an_empty_knowledge_base_says_how_to_fill_it(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["search", "caching", "--providers", "local", "--json"])
+    errors = json.loads(result.stdout)["errors"]
+    assert any("sleuth index" in error["message"] for error in errors), errors

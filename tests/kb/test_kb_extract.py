@@ -127,7 +127,7 @@ def test_markdown_is_split_into_sections_at_its_headings() -> None:
     ]
 
 
-def test_html_is_split_at_h1_to_h6_and_keeps_their_ids() -> None:
+def test_html_is_split_at_h1_to_h6_and_links_only_to_ids_the_page_has() -> None:
     page = (
         "<html><head><title>Manual</title><script>x = '<h2>not a heading</h2>'</script></head>"
         "<body><p>Before.</p><h1>Manual</h1><p>Opening.</p><h2 id='cfg'>Config</h2>"
@@ -138,9 +138,9 @@ def test_html_is_split_at_h1_to_h6_and_keeps_their_ids() -> None:
     assert doc.title == "Manual"
     assert [(s.heading, s.anchor, s.text, s.code) for s in doc.sections] == [
         (None, None, "Before.", ""),
-        ("Manual", "manual", "Opening.", ""),
+        ("Manual", None, "Opening.", ""),  # no id in the page: the link opens the page
         ("Config", "cfg", "Set keys.", "key = 1\nother = 2"),
-        ("缓存 策略", "缓存-策略", "淘汰。", ""),
+        ("缓存 策略", None, "淘汰。", ""),
     ]
 
 

@@ -8,8 +8,9 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
+import tantivy
 
-from sleuth.kb import IndexReport, index_folder, search
+from sleuth.kb import IndexReport, engine, index_folder, search
 
 
 def write(path: Path, text: str) -> Path:
@@ -114,8 +115,10 @@ def test_database_is_in_wal_mode(tmp_path: Path, notes: Path) -> None:
 
 
 def test_bad_arguments_are_refused(tmp_path: Path, notes: Path) -> None:
-    with pytest.raises(NotADirectoryError):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
         index_folder(tmp_path / "kb.db", tmp_path / "missing")
+    with pytest.raises(NotADirectoryError):
+        index_folder(tmp_path / "kb.db", notes / "cache.md")
     with pytest.raises(ValueError, match="jieba, trigram"):
         index_folder(tmp_path / "kb.db", notes, tokenizer="bigram")  # type: ignore[arg-type]
 
@@ -123,6 +126,12 @@ def test_bad_arguments_are_refused(tmp_path: Path, notes: Path) -> None:
 def rows(db: Path, sql: str) -> list[tuple[object, ...]]:
     with closing(sqlite3.connect(db)) as conn:
         return conn.execute(sql).fetchall()
+
+
+def indexed_ids(db: Path) -> set[int]:
+    index = engine.open_index(db, create=False)
+    assert index is not None
+    return engine.section_ids(index)
 
 
 def section_rows(db: Path) -> list[tuple[object, ...]]:
@@ -155,8 +164,7 @@ def test_each_section_is_a_row_and_reindexing_replaces_them(tmp_path: Path) -> N
         ("guide.md", 1, "Upgrade", "upgrade"),
     ]
     # The full-text index holds exactly the current sections: nothing of the old ones.
-    assert rows(db, "SELECT count(*) FROM sections_fts") == [(2,)]
-    assert rows(db, "SELECT rowid FROM sections_fts EXCEPT SELECT id FROM sections") == []
+    assert indexed_ids(db) == {id_ for (id_,) in rows(db, "SELECT id FROM sections")}
     assert titles(db, "install") == []
     assert titles(db, "配置") == []
     assert titles(db, "headings") == []
@@ -212,5 +220,68 @@ def test_a_database_of_the_old_schema_is_rebuilt_by_section(tmp_path: Path, note
     assert hit["snippet"] == "Write-through caching keeps data safe."
     tables = {name for (name,) in rows(db, "SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "documents_fts" not in tables
-    assert rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [("2",)]
+    assert rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [("4",)]
     assert index_folder(db, notes) == IndexReport(unchanged=3, files=3)
+
+
+def test_a_full_text_index_out_of_step_with_the_database_is_rebuilt(
+    tmp_path: Path, notes: Path
+) -> None:
+    """An indexer stopped between its two commits, or a deleted index folder: the next run
+    rebuilds the full-text index from the stored text, and search finds everything again."""
+    db = tmp_path / "kb.db"
+    index_folder(db, notes)
+    engine.remove_index(db)
+    assert search(db, "caching", 5) == []
+    assert index_folder(db, notes) == IndexReport(unchanged=3, files=3)
+    assert titles(db, "caching") == ["Cache strategy"]
+    assert indexed_ids(db) == {id_ for (id_,) in rows(db, "SELECT id FROM sections")}
+
+
+def test_a_documentation_folder_as_installed_gives_only_its_pages(tmp_path: Path) -> None:
+    """Sphinx writes the reST sources and assets beside the pages; dependencies, caches,
+    binary files and the user's own excludes are not documentation either."""
+    root = tmp_path / "html"
+    page = "<title>functools</title><h1>functools</h1><p>The lru_cache decorator.</p>"
+    write(root / "library/functools.html", page)
+    write(root / "_sources/library/functools.rst.txt", "functools\n=========\nlru_cache")
+    write(root / "_static/searchtools.txt", "lru_cache search tools")
+    write(root / "node_modules/pkg/README.md", "# lru_cache clone")
+    write(root / ".git/notes.md", "# lru_cache notes")
+    write(root / "drafts/old.md", "# lru_cache draft")
+    write(root / "api/v1/old.md", "# lru_cache v1")
+    (root / "logo.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00lru_cache")
+    (root / "latin1.txt").write_bytes("lru_cache caf\xe9".encode("latin-1"))
+    db = tmp_path / "kb.db"
+
+    report = index_folder(db, root, exclude=["drafts", "api/v1/*"])
+
+    assert report.added == 1
+    assert report.not_text == ("latin1.txt", "logo.md")
+    assert report.skipped == 2
+    assert [hit["path"] for hit in search(db, "lru_cache", 10)] == ["library/functools.html"]
+
+
+def test_a_file_that_turns_binary_loses_its_entry(tmp_path: Path) -> None:
+    root = tmp_path / "n"
+    write(root / "a.md", "# Zebra\n\nStripes.")
+    db = tmp_path / "kb.db"
+    index_folder(db, root)
+    (root / "a.md").write_bytes(b"Zebra\x00\x01\x02")
+    report = index_folder(db, root)
+    assert (report.removed, report.not_text) == (1, ("a.md",))
+    assert search(db, "zebra", 5) == []
+
+
+def test_a_full_text_index_of_another_schema_is_replaced(tmp_path: Path, notes: Path) -> None:
+    db = tmp_path / "kb.db"
+    index_folder(db, notes)
+    engine.remove_index(db)
+    folder = engine.index_dir(db)
+    folder.mkdir()
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("other")
+    tantivy.Index(builder.build(), path=str(folder))
+    assert search(db, "caching", 5) == []  # not readable: no answer, no crash
+    index_folder(db, notes)
+    assert titles(db, "caching") == ["Cache strategy"]

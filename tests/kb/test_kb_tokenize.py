@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import sleuth
-from sleuth.kb.tokenize import Tokenizer, build_query, segment
+from sleuth.kb.tokenize import Tokenizer, analyze, build_query, segment
 
 
 def test_jieba_segments_chinese_and_lower_cases_english() -> None:
@@ -20,20 +20,38 @@ def test_jieba_segments_chinese_and_lower_cases_english() -> None:
     assert words[-2:] == ["uses", "lru"]
 
 
-def test_every_term_is_quoted_so_fts5_syntax_is_plain_text() -> None:
-    query = build_query('"foo" AND (bar NEAR baz* -x', "jieba")
-    assert query.match == '"foo" OR "and" OR "bar" OR "near" OR "baz" OR "x"'
+def test_query_syntax_is_only_text() -> None:
+    assert build_query('"foo" AND (bar NEAR baz* -x', "jieba").terms == (
+        "foo",
+        "bar",
+        "near",
+        "baz",
+        "x",
+    )
 
 
-def test_a_query_of_punctuation_only_has_no_match_expression() -> None:
-    assert build_query('* ( ) " -', "jieba").match is None
-    assert build_query('* ( ) " -', "trigram").match is None
+def test_a_query_of_punctuation_only_has_no_terms() -> None:
+    assert build_query('* ( ) " -', "jieba").terms == ()
+    assert build_query('* ( ) " -', "trigram").terms == ()
 
 
-def test_trigram_sends_short_terms_to_the_scan_and_splits_long_chinese_runs() -> None:
-    query = build_query("缓存 api cache 如何设计缓存", "trigram")
-    assert query.short_terms == ("缓存",)
-    assert query.match == '"api" OR "cache" OR "如何设" OR "何设计" OR "设计缓" OR "计缓存"'
+def test_english_words_are_stemmed_and_identifiers_split_into_words() -> None:
+    assert analyze("Indexing indexes INDEXED", "jieba") == ["index", "index", "index"]
+    assert analyze("functools.lru_cache pg_hba.conf", "jieba") == [
+        "functool",
+        "lru",
+        "cach",
+        "pg",
+        "hba",
+        "conf",
+    ]
+
+
+def test_trigram_finds_substrings_and_two_character_chinese_words() -> None:
+    terms = analyze("缓存策略 caching", "trigram")
+    assert {"缓存", "存策", "策略", "缓存策"} <= set(terms)
+    assert {"cach", "cac", "chi", "ing"} <= set(terms)
+    assert "缓存" in build_query("缓存", "trigram").terms
 
 
 def test_jieba_is_loaded_only_for_chinese_and_prints_nothing(tmp_path: Path) -> None:
@@ -69,14 +87,29 @@ def test_jieba_is_loaded_only_for_chinese_and_prints_nothing(tmp_path: Path) -> 
 
 @pytest.mark.parametrize("tokenizer", ["jieba", "trigram"])
 def test_terms_are_lower_cased_and_unique(tokenizer: Tokenizer) -> None:
-    query = build_query("Cache CACHE cache", tokenizer)
-    assert query.terms == ("cache",)
+    assert build_query("Cache CACHE cache", tokenizer).terms[0] == "cach"
+    assert len(set(build_query("Cache CACHE cache", tokenizer).terms)) == len(
+        build_query("Cache CACHE cache", tokenizer).terms
+    )
 
 
-def test_jieba_snippet_terms_include_rough_english_stems() -> None:
-    assert build_query("Caches caching 缓存", "jieba").terms == (
+def test_snippet_words_are_the_query_words_and_their_stems() -> None:
+    assert build_query("Caches caching 缓存", "jieba").words == (
         "caches",
         "caching",
         "缓存",
         "cach",
     )
+
+
+def test_function_words_are_not_terms_unless_an_article_names_them() -> None:
+    query = build_query("what does the with statement do", "jieba")
+    assert query.terms == ("with", "statement")  # named by "the": a keyword, not filler
+    assert query.pairs == (("with", "statement"),)
+    assert build_query("what is the index for", "jieba").terms == ("index",)
+    assert build_query("create index concurrently", "jieba").pairs == (
+        ("creat", "index"),
+        ("index", "concurr"),
+    )
+    assert build_query("what is it", "jieba").terms == ("what", "is", "it")  # nothing else
+    assert build_query("怎么解压文件", "jieba").terms == ("解压", "文件")

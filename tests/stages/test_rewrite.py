@@ -337,3 +337,19 @@ def test_years_count_only_with_a_current_year() -> None:
     assert is_time_sensitive("AI regulation 2026", current_year=2026)
     assert is_time_sensitive("2027年规划", current_year=2026)
     assert not is_time_sensitive("2024年诺贝尔物理学奖", current_year=2026)
+
+
+@pytest.mark.parametrize(
+    ("query", "keywords"),
+    [
+        ("what does the with statement do", "with statement"),
+        ("what is the in operator for", "in operator"),
+        ("how do I write an if clause in SQL", "write if clause SQL"),
+    ],
+)
+def test_a_filler_word_named_after_an_article_is_kept(query: str, keywords: str) -> None:
+    assert rewrite(query, [], RewriteSettings()).keywords == keywords
+
+
+def test_a_filler_word_after_an_article_without_a_content_word_after_it_stays_filler() -> None:
+    assert rewrite("is it for the for", [], RewriteSettings()).terms == ("is it for the for",)

@@ -184,11 +184,25 @@ def _print_response(response: SearchResponse) -> None:
 @app.command()
 def index(
     path: Annotated[Path, typer.Argument(help="Folder of Markdown, text and HTML files.")],
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude",
+            help="Glob of files or folders to leave out (repeatable), besides kb.exclude.",
+        ),
+    ] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Index a folder into the local knowledge base (incremental)."""
+    """Index a folder into the local knowledge base (incremental).
+
+    Exit status: 0 when something was indexed, 1 when the folder holds nothing to
+    index, 2 for a path that does not exist or is not a folder.
+    """
+    if not path.exists():
+        err().print(f"[bold red]error[/]: path: {escape(str(path))} does not exist")
+        raise typer.Exit(2)
     if not path.is_dir():
-        err().print(f"[bold red]error[/]: path: {path} is not a folder")
+        err().print(f"[bold red]error[/]: path: {escape(str(path))} is not a folder")
         raise typer.Exit(2)
     try:
         settings = load_settings(config)
@@ -208,12 +222,29 @@ def index(
             progress.update(task, completed=done, total=total, description=current.name)
 
         report = kb.index_folder(
-            settings.kb.path, path, tokenizer=settings.kb.tokenizer, progress=advance
+            settings.kb.path,
+            path,
+            tokenizer=settings.kb.tokenizer,
+            progress=advance,
+            exclude=[*settings.kb.exclude, *(exclude or [])],
         )
+    skipped = f", {report.skipped} skipped" if report.skipped else ""
     out().print(
-        f"indexed {path} into {settings.kb.path}: {report.added} added, {report.updated} updated, "
-        f"{report.unchanged} unchanged, {report.removed} removed ({report.files} files)"
+        f"indexed {escape(str(path))} into {escape(str(settings.kb.path))}: {report.added} added, "
+        f"{report.updated} updated, {report.unchanged} unchanged, {report.removed} removed "
+        f"({report.files} files{skipped})",
+        highlight=False,
     )
+    if report.not_text:
+        shown = ", ".join(report.not_text[:5]) + (", …" if len(report.not_text) > 5 else "")
+        out().print(f"not text (binary or not UTF-8), skipped: {escape(shown)}", highlight=False)
+    if report.files - report.skipped <= 0 and not report.removed:
+        err().print(
+            f"[bold red]error[/]: nothing to index in {escape(str(path))}: no readable "
+            "Markdown (.md), text (.txt) or HTML (.html) files outside the excluded folders",
+            highlight=False,
+        )
+        raise typer.Exit(1)
 
 
 @app.command()

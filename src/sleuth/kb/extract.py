@@ -1,6 +1,7 @@
 """Turn one file's bytes into what the knowledge base stores: title, sections, date.
 
-Markdown (.md, .markdown), plain text (.txt) and HTML (.html, .htm) are understood.
+Markdown (.md, .markdown), plain text (.txt) and HTML (.html, .htm, read by
+`sleuth.kb.html`: content only, real element ids) are understood.
 YAML front matter is read for the date (`published_at`, `published` or `date`) and a
 fallback title, and never reaches the text. The text is cut into sections at the
 headings (Markdown ATX and setext headings, HTML h1-h6; see `sleuth.kb.sections`);
@@ -24,9 +25,9 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Literal
 
-import nh3
 import yaml
 
+from sleuth.kb.html import read_page
 from sleuth.kb.sections import Code, Heading, Section, split_sections
 
 Kind = Literal["markdown", "text", "html"]
@@ -84,24 +85,6 @@ _UNDERSCORE_STRONG = re.compile(r"(?<!\w)__(?=[^\s_])(.+?)(?<=[^\s_])__(?!\w)")
 _UNDERSCORE_EM = re.compile(r"(?<!\w)_(?=[^\s_])(.+?)(?<=[^\s_])_(?!\w)")
 _STRIKE = re.compile(r"~~(.+?)~~")
 
-# HTML.
-_HTML_TITLE = re.compile(r"<title\b[^>]*>(.*?)</title\s*>", re.IGNORECASE | re.DOTALL)
-_HTML_H1 = re.compile(r"<h1\b[^>]*>(.*?)</h1\s*>", re.IGNORECASE | re.DOTALL)
-_HTML_HEADING = re.compile(r"<h([1-6])\b([^>]*)>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
-_HTML_PRE = re.compile(r"<pre\b[^>]*>(.*?)</pre\s*>", re.IGNORECASE | re.DOTALL)
-_HTML_ID = re.compile(r"""(?<![\w-])id\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.IGNORECASE)
-# Removed before looking for headings, so a heading inside them cannot cut a section.
-_HTML_HIDDEN = re.compile(
-    r"<!--.*?-->|<(script|style|template)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL
-)
-_HTML_BREAK = re.compile(
-    r"<(/?)(address|article|aside|blockquote|br|dd|div|dl|dt|figcaption|figure|footer|"
-    r"form|h[1-6]|header|hr|li|main|nav|ol|p|pre|section|table|td|th|tr|ul)\b[^>]*>",
-    re.IGNORECASE,
-)
-# Tags whose content is not text a reader sees; nh3 drops them with their content.
-_HTML_DROP = {"script", "style", "title", "template", "head"}
-
 Items = list[Heading | str]
 
 
@@ -138,7 +121,7 @@ def parse_document(path: Path, data: bytes, mtime: float) -> Document:
         meta, text = _split_front_matter(text)
     title: str | None
     if kind == "html":
-        title, items = _html_title(text), _html_items(text)
+        title, items = read_page(text)
     elif kind == "markdown":
         items = _markdown(text)
         title = next((item.text for item in items if isinstance(item, Heading)), None)
@@ -299,59 +282,3 @@ def _inline(text: str) -> str:
 
 def _drop_html_element(match: re.Match[str]) -> str:
     return "" if match.group(1).lower() in _HTML_ELEMENTS else match.group(0)
-
-
-def _html_text(fragment: str) -> str:
-    cleaned = nh3.clean(fragment, tags=set(), clean_content_tags=_HTML_DROP)
-    return html.unescape(cleaned)
-
-
-def _html_title(text: str) -> str | None:
-    for pattern in (_HTML_TITLE, _HTML_H1):
-        match = pattern.search(text)
-        if match:
-            title = " ".join(_html_text(match.group(1)).split())
-            if title:
-                return title
-    return None
-
-
-def _html_items(text: str) -> Items:
-    """The headings (h1-h6) and blocks of an HTML page, in order."""
-    text = _HTML_HIDDEN.sub(" ", text)
-    items: Items = []
-    position = 0
-    for match in _HTML_HEADING.finditer(text):
-        items += _html_blocks(text[position : match.start()])
-        heading = " ".join(_html_text(match.group(3)).split())
-        if heading:
-            items.append(Heading(heading, _html_id(match.group(2))))
-        position = match.end()
-    items += _html_blocks(text[position:])
-    return items
-
-
-def _html_id(attributes: str) -> str | None:
-    match = _HTML_ID.search(attributes)
-    value = next((group for group in match.groups() if group), "") if match else ""
-    return html.unescape(value).strip() or None
-
-
-def _html_blocks(text: str) -> Items:
-    """The blocks of a piece of HTML with no heading in it; `<pre>` is code."""
-    items: Items = []
-    position = 0
-    for match in _HTML_PRE.finditer(text):
-        items += _html_prose(text[position : match.start()])
-        items.append(Code(_html_text(match.group(1)).strip()))
-        position = match.end()
-    return items + _html_prose(text[position:])
-
-
-def _html_prose(text: str) -> Items:
-    def separate(match: re.Match[str]) -> str:
-        gap = " " if match.group(2).lower() in {"td", "th"} else "\n\n"
-        return gap + match.group(0)
-
-    plain = _html_text(_HTML_BREAK.sub(separate, text))
-    return [" ".join(block.split()) for block in _BLANK_LINES.split(plain) if block.strip()]

@@ -1,6 +1,12 @@
 """Indexing a folder into the knowledge base, incrementally and by section.
 
-Every supported file under the root (hidden files and folders skipped) is hashed;
+Every supported file under the root is hashed, except what is excluded: hidden files
+and folders, the folders in `DEFAULT_EXCLUDE` (generated copies and assets such as
+Sphinx's `_sources/`, dependencies, caches) and whatever matches the caller's
+`exclude` globs. A glob without a `/` is matched against every file and folder name
+(`*.min.html`, `drafts`), one with a `/` against the path from the root
+(`api/v1/*`). A file that is not text (it holds NUL bytes, or is not valid UTF-8) is
+skipped and named in the report; an earlier entry of it is removed. Otherwise
 a file whose sha256 matches the stored one is left alone, a changed one re-indexed
 (all its sections replaced), and a file indexed earlier under this root but gone
 from disk is removed with its sections. Several roots can share one database:
@@ -8,8 +14,8 @@ documents are keyed by absolute path, and removal only looks under the root bein
 indexed.
 
 Each section of a file (`sleuth.kb.sections`; a long one in chunks of about
-`CHUNK_CHARS`) is a row of the full-text index, titled with the document title and
-the section's headings, so it is ranked on its own.
+`CHUNK_CHARS`) is a row of the full-text index, with the document title and the
+section's headings as fields of their own, so it is ranked on its own.
 
 Asking for another tokenizer than the database was built with rebuilds the whole
 full-text index (every root) from the stored text, then indexes as usual.
@@ -17,34 +23,46 @@ full-text index (every root) from the stored text, then indexes as usual.
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from sleuth.kb import engine
 from sleuth.kb.extract import Document, kind_of, parse_document
 from sleuth.kb.store import connect, prepare
 from sleuth.kb.tokenize import TOKENIZERS, Tokenizer, index_form
 
 Progress = Callable[[int, int, Path], None]
-Outcome = Literal["added", "updated", "unchanged", "skipped"]
+Outcome = Literal["added", "updated", "unchanged", "skipped", "not_text"]
+
+#: Folders never indexed, wherever they are: copies of the sources and assets that
+#: documentation generators write beside the pages, dependencies, build caches.
+DEFAULT_EXCLUDE = (
+    "_sources",
+    "_static",
+    "_images",
+    "_downloads",
+    "node_modules",
+    "__pycache__",
+    "site-packages",
+    "bower_components",
+)
 
 # Commit every so many files, so an interrupted run on a large folder keeps its work.
 _COMMIT_EVERY = 200
-
-_DELETE_SECTIONS_FTS = (
-    "DELETE FROM sections_fts WHERE rowid IN (SELECT id FROM sections WHERE doc_id = ?)"
-)
 
 
 @dataclass(frozen=True)
 class IndexReport:
     """What one `index_folder` run did. `files` is how many supported files it saw;
-    `skipped` counts those it could not read (their earlier entry, if any, is kept)."""
+    `skipped` counts those it could not read (their earlier entry, if any, is kept)
+    or that are not text; `not_text` names the latter (paths from the root)."""
 
     added: int = 0
     updated: int = 0
@@ -52,6 +70,7 @@ class IndexReport:
     removed: int = 0
     files: int = 0
     skipped: int = 0
+    not_text: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -67,45 +86,89 @@ def index_folder(
     *,
     tokenizer: Tokenizer = "jieba",
     progress: Progress | None = None,
+    exclude: Sequence[str] = (),
 ) -> IndexReport:
     """Index the Markdown, text and HTML files under `root` into the database at `db_path`.
 
-    `progress(done, total, path)` is called after each file.
+    `progress(done, total, path)` is called after each file. Raises FileNotFoundError
+    when `root` does not exist, NotADirectoryError when it is not a folder.
     """
     if tokenizer not in TOKENIZERS:
         raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, not {tokenizer!r}")
     root = root.resolve()
+    if not root.exists():
+        raise FileNotFoundError(f"does not exist: {root}")
     if not root.is_dir():
         raise NotADirectoryError(f"not a folder: {root}")
-    files = sorted(_walk(root))
+    files = sorted(_walk(root, (*DEFAULT_EXCLUDE, *exclude)))
     db_path.parent.mkdir(parents=True, exist_ok=True)
     counts = dict.fromkeys(("added", "updated", "unchanged", "skipped"), 0)
+    not_text: list[str] = []
     with closing(connect(db_path)) as conn:
-        prepare(conn, tokenizer)
+        writer = engine.Writer(prepare(conn, db_path, tokenizer))
         known = _known_under(conn, root)
         for done, path in enumerate(files, start=1):
-            outcome = _index_file(conn, root, path, known.pop(str(path), None), tokenizer)
+            entry = known.pop(str(path), None)
+            outcome = _index_file(conn, writer, root, path, entry, tokenizer)
+            if outcome == "not_text":
+                not_text.append(path.relative_to(root).as_posix())
+                if entry is not None:
+                    known[str(path)] = entry  # removed below with the files that are gone
+                outcome = "skipped"
             counts[outcome] += 1
             if done % _COMMIT_EVERY == 0:
-                conn.commit()
+                _commit(conn, writer)
             if progress is not None:
                 progress(done, len(files), path)
         # What is left in `known` was indexed under this root and is no longer on disk.
         gone = [(entry.id,) for entry in known.values()]
-        conn.executemany(_DELETE_SECTIONS_FTS, gone)
+        for (doc_id,) in gone:
+            writer.delete_document(doc_id)
         conn.executemany("DELETE FROM sections WHERE doc_id = ?", gone)
         conn.executemany("DELETE FROM documents WHERE id = ?", gone)
-        conn.commit()
-    return IndexReport(removed=len(gone), files=len(files), **counts)
+        _commit(conn, writer)
+        writer.close()
+    return IndexReport(removed=len(gone), files=len(files), not_text=tuple(not_text), **counts)
 
 
-def _walk(root: Path) -> Iterator[Path]:
+def _commit(conn: sqlite3.Connection, writer: engine.Writer) -> None:
+    # The full-text index first: should the second commit not happen, the counts
+    # differ and the next run rebuilds the index from the stored text.
+    writer.commit()
+    conn.commit()
+
+
+def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path]:
+    names_only = [glob for glob in exclude if "/" not in glob.strip("/")]
+    paths = [glob.strip("/") for glob in exclude if "/" in glob.strip("/")]
+
+    def excluded(rel: str, name: str) -> bool:
+        return (
+            name.startswith(".")
+            or any(fnmatch.fnmatchcase(name, glob) for glob in names_only)
+            or any(fnmatch.fnmatchcase(rel, glob) for glob in paths)
+        )
+
     for folder, dirs, names in os.walk(root):
-        dirs[:] = [name for name in dirs if not name.startswith(".")]
+        base = Path(folder).relative_to(root).as_posix()
+        prefix = "" if base == "." else base + "/"
+        dirs[:] = [name for name in dirs if not excluded(prefix + name, name)]
         for name in names:
             path = Path(folder, name)
-            if not name.startswith(".") and kind_of(path) is not None and path.is_file():
+            if not excluded(prefix + name, name) and kind_of(path) is not None and path.is_file():
                 yield path
+
+
+def is_text(data: bytes) -> bool:
+    """Whether a file's bytes are text: no NUL byte, valid UTF-8 (a byte order mark
+    allowed). Binary files and other encodings would be indexed as noise."""
+    if b"\0" in data:
+        return False
+    try:
+        data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _known_under(conn: sqlite3.Connection, root: Path) -> dict[str, _Known]:
@@ -121,6 +184,7 @@ def _known_under(conn: sqlite3.Connection, root: Path) -> dict[str, _Known]:
 
 def _index_file(
     conn: sqlite3.Connection,
+    writer: engine.Writer,
     root: Path,
     path: Path,
     known: _Known | None,
@@ -140,6 +204,8 @@ def _index_file(
                 (str(root), rel_path, known.id),
             )
         return "unchanged"
+    if not is_text(data):
+        return "not_text"
     doc = parse_document(path, data, mtime)
     values = (
         str(path),
@@ -165,19 +231,23 @@ def _index_file(
             " published_at = ?, sha256 = ? WHERE id = ?",
             (*values, doc_id),
         )
-        conn.execute(_DELETE_SECTIONS_FTS, (doc_id,))
+        writer.delete_document(doc_id)
         conn.execute("DELETE FROM sections WHERE doc_id = ?", (doc_id,))
-    _insert_sections(conn, doc_id, doc, tokenizer)
+    _insert_sections(conn, writer, doc_id, doc, tokenizer)
     return "added" if known is None else "updated"
 
 
 def _insert_sections(
-    conn: sqlite3.Connection, doc_id: int, doc: Document, tokenizer: Tokenizer
+    conn: sqlite3.Connection,
+    writer: engine.Writer,
+    doc_id: int,
+    doc: Document,
+    tokenizer: Tokenizer,
 ) -> None:
     position = 0
     for section in doc.sections:
-        # The indexed title: document title, folded empty headings, the heading; no repeats.
-        headings = [doc.title, *section.above, *filter(None, [section.heading])]
+        # The section's headings: folded empty ones, then its own; no repeats.
+        headings = [*section.above, *filter(None, [section.heading])]
         title = " ".join(dict.fromkeys(headings))
         for chunk in section.chunks():
             cursor = conn.execute(
@@ -185,11 +255,13 @@ def _insert_sections(
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (doc_id, position, section.heading, section.anchor, title, chunk.text, chunk.code),
             )
-            conn.execute(
-                "INSERT INTO sections_fts (rowid, title, body, code) VALUES (?, ?, ?, ?)",
-                (
-                    cursor.lastrowid,
-                    *(index_form(text, tokenizer) for text in (title, chunk.text, chunk.code)),
+            assert cursor.lastrowid is not None  # noqa: S101 - an INSERT sets it
+            writer.add(
+                cursor.lastrowid,
+                doc_id,
+                *(
+                    index_form(text, tokenizer)
+                    for text in (doc.title, title, chunk.text, chunk.code)
                 ),
             )
             position += 1

@@ -49,10 +49,15 @@ def best_passage(body: str, terms: Sequence[str], code: str = "") -> str:
     order = 0
     blocks = [(block, 1.0) for block in _BLANK_LINES.split(body)]
     blocks += [(block, CODE_FACTOR) for block in _BLANK_LINES.split(code)]
+    opening = True
     for block, factor in blocks:
         text = " ".join(block.split())
         if not text:
             continue
+        lowered = text.lower()
+        if not opening and not any(term in lowered for term in terms):
+            continue  # no term: only the opening block can matter (the no-match fallback)
+        opening = False
         sentences = _sentences(text, terms)
         for i, first in enumerate(sentences):
             for j in range(i, min(i + MAX_SENTENCES, len(sentences))):

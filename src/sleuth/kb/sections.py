@@ -33,10 +33,13 @@ CHUNK_CHARS = 1500
 
 @dataclass(frozen=True)
 class Heading:
-    """A heading's plain text and, when the source gives one, its explicit id."""
+    """A heading's plain text and, when the source gives one, its explicit id. With
+    `slug` false and no id (an HTML heading the page gives no id), the section gets no
+    anchor rather than a made-up one."""
 
     text: str
     id: str | None = None
+    slug: bool = True
 
 
 class Code(str):
@@ -103,10 +106,13 @@ def split_sections(items: Iterable[Heading | str]) -> tuple[Section, ...]:
         elif heading is not None:
             above.append(heading)
 
+    anchors: dict[int, str | None] = {}  # a heading given again resumes its section
     for item in items:
         if isinstance(item, Heading):
             close()
-            heading, anchor, blocks = item.text, slugs.anchor(item), []
+            if id(item) not in anchors:
+                anchors[id(item)] = slugs.anchor(item)
+            heading, anchor, blocks = item.text, anchors[id(item)], []
         elif item:
             blocks.append(item)
     close()
@@ -139,6 +145,8 @@ class _Slugger:
         if heading.id:
             self._seen.setdefault(heading.id, 0)
             return heading.id
+        if not heading.slug:
+            return None
         base = slug(heading.text)
         if not base:
             return None

@@ -1,27 +1,36 @@
-"""The two ways the knowledge base tokenises text, for indexing and for queries.
+"""How the knowledge base turns text into index terms, the same way for the indexed
+sections and for a query.
 
-`jieba`: Chinese runs are pre-segmented with `jieba.cut_for_search` (which also emits
-the shorter words inside long ones), everything is lower-cased and joined with
-spaces, and FTS5's `unicode61` tokenizer indexes the result, wrapped in `porter` so
-English words match across inflections (caches ~ cache; Chinese words pass through
-unchanged). Any query word of any length can be matched.
+`jieba` (the default): Chinese runs are segmented with `jieba.cut_for_search` (which
+also emits the shorter words inside long ones); any other text is split into words of
+letters and digits (every other character separates, so `lru_cache` and
+`pg_hba.conf` are found by their parts), lower-cased, and each English word is
+reduced to its Snowball stem (PyStemmer), so "indexes", "indexing" and "index" are
+one term.
 
-`trigram`: the raw text goes to FTS5's `trigram` tokenizer, which matches substrings
-of three or more characters. Shorter terms ("缓存", "AI") cannot use that index: they
-are matched with `instr()` over the stored text instead (a full scan, ranked by a
-simple tf-idf rather than BM25). Chinese runs of five or more characters are broken
-into overlapping trigrams so a sentence-like query still matches.
+`trigram`: no dictionary. Words are indexed whole (stemmed) and, when three
+characters or longer, also as their overlapping character trigrams, so a query
+finds substrings of three or more characters; a Chinese run is indexed as its
+overlapping character bigrams and trigrams, so two-character words such as 缓存 are
+found inside longer runs, across word boundaries too.
 
-Every query term is double-quoted in the MATCH expression, so FTS5 syntax in a user's
-query (AND, NEAR, *, -, parentheses, quotes) is only ever text.
+A query is only ever a list of terms: nothing in it is syntax. Its function words
+(`STOP_WORDS`: "what", "is", "the", 的, 怎么…) are not looked up, since they match
+nearly every section and would let a title such as "What Is PostgreSQL?" outrank the
+page about the question's subject (and a phrase with one is costly to find); but a
+function word that an article names before a content word is a name ("the with
+statement", "the in operator") and is a term like any other.
 
->>> build_query('"Cache" AND (缓存', "trigram").match
-'"cache" OR "and"'
+>>> analyze("Indexes of 分布式缓存", "jieba")
+['index', 'of', '分布', '布式', '分布式', '缓存']
+>>> build_query("The CACHE caches", "jieba").terms
+('cach',)
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import re
 from dataclasses import dataclass
@@ -31,38 +40,73 @@ Tokenizer = Literal["jieba", "trigram"]
 TOKENIZERS: tuple[Tokenizer, ...] = ("jieba", "trigram")
 TRIGRAM_MIN = 3
 
-# FTS5 `tokenize=` argument per tokenizer.
-FTS5_TOKENIZE: dict[Tokenizer, str] = {
-    "jieba": "porter unicode61 remove_diacritics 2",
-    "trigram": "trigram",
-}
-
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
-# A Chinese run, or a word of other letters and digits that may hold . ' ’ - inside.
-_TERM = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+(?:[.'’-][^\W_{_CJK}]+)*")
-_LONG_CJK = 5
-# A rough English stem for choosing snippets, since porter matches "caches" to "cache".
-_SUFFIX = re.compile(r"(?<=[a-z]{3})(?:ing|ed|es|s)$")
+# A Chinese run, or a word of other letters and digits.
+_TERM = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+# The same, the Chinese run or the word in a group of its own (one scan, no re-check).
+_TERM_KIND = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
+# Words the stemmer is for: Latin letters only (not numbers, versions or Chinese).
+_ENGLISH = re.compile(r"[a-z]+")
+
+#: Function words of questions, in English and Chinese: not query terms on their own.
+# fmt: off
+STOP_WORDS = frozenset(
+    {
+        "a", "an", "the", "and", "or", "but", "if", "then", "so", "of", "to", "in", "on", "at",
+        "by", "for", "from", "with", "into", "onto", "as", "about", "than", "that", "this",
+        "these", "those", "there", "here", "it", "its", "is", "are", "was", "were", "be",
+        "been", "being", "am", "do", "does", "did", "done", "doing", "have", "has", "had",
+        "i", "me", "my", "we", "our", "you", "your", "he", "she", "they", "them", "their",
+        "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "can",
+        "could", "should", "would", "will", "shall", "may", "might", "must", "not", "no",
+        "any", "some", "all", "each", "every", "one", "other", "also", "just", "only",
+        "very", "too", "get", "got", "want", "need", "way", "s", "t",
+        "的", "了", "是", "在", "我", "你", "他", "她", "它", "我们", "你们", "他们", "这", "那",
+        "这个", "那个", "一个", "一下", "怎么", "怎样", "怎么样", "如何", "什么", "哪个", "哪些",
+        "为什么", "吗", "呢", "吧", "啊", "和", "与", "或", "及", "把", "被", "让", "给", "用",
+        "要", "想", "能", "会", "可以", "应该", "该", "就", "也", "都", "还", "又", "很", "有",
+        "没有", "不", "个", "里", "上", "下", "中", "时", "后", "之后", "以后", "所有", "一直",
+    }
+)
+# fmt: on
+_ARTICLES = frozenset({"the", "a", "an"})
 
 
 @dataclass(frozen=True)
 class Query:
     """A user query prepared for one tokenizer.
 
-    `match` is the FTS5 MATCH expression (None when no term can use the index),
-    `short_terms` the trigram-mode terms searched with instr(), and `terms` every
-    lower-cased term (in jieba mode also rough English stems), to choose the snippet.
+    `terms` are the index terms to look up (unique, in query order, function words
+    left out unless nothing else is left); `pairs` the adjacent content terms of the
+    query, for phrase credit; `words` the lower-cased words of the query and their
+    stems, to choose the snippet with.
     """
 
-    match: str | None
-    short_terms: tuple[str, ...]
     terms: tuple[str, ...]
+    words: tuple[str, ...]
+    pairs: tuple[tuple[str, str], ...] = ()
+
+
+def analyze(text: str, tokenizer: Tokenizer) -> list[str]:
+    """The index terms of `text`, in order (repeats kept: they are term frequency)."""
+    lowered = text.lower()
+    if tokenizer == "jieba" and not _CJK_RUN.search(lowered):
+        return [_stem(word) for word in _TERM.findall(lowered)]  # most text: one pass
+    terms: list[str] = []
+    for run, word in _TERM_KIND.findall(lowered):
+        if run:
+            terms.extend(_jieba().cut_for_search(run) if tokenizer == "jieba" else _grams(run))
+        else:
+            terms.append(_stem(word))
+            if tokenizer == "trigram" and len(word) > TRIGRAM_MIN:
+                terms.extend(word[i : i + TRIGRAM_MIN] for i in range(len(word) - TRIGRAM_MIN + 1))
+    return terms
 
 
 def index_form(text: str, tokenizer: Tokenizer) -> str:
-    """The text handed to FTS5 for indexing."""
-    return segment(text) if tokenizer == "jieba" else text
+    """The text handed to the engine for indexing: its terms joined by spaces."""
+    return " ".join(analyze(text, tokenizer))
 
 
 def segment(text: str) -> str:
@@ -74,28 +118,65 @@ def segment(text: str) -> str:
 
 
 def build_query(text: str, tokenizer: Tokenizer) -> Query:
-    if tokenizer == "jieba":
-        terms = _unique(_TERM.findall(segment(text)))
-        stems = [_SUFFIX.sub("", term) for term in terms if term.isascii()]
-        return Query(_or_of(terms), (), _unique([*terms, *stems]))
-    words: list[str] = []
-    for word in _TERM.findall(text.lower()):
-        if _CJK_RUN.fullmatch(word) and len(word) >= _LONG_CJK:
-            words.extend(word[i : i + TRIGRAM_MIN] for i in range(len(word) - TRIGRAM_MIN + 1))
-        else:
-            words.append(word)
-    terms = _unique(words)
-    long_terms = tuple(term for term in terms if len(term) >= TRIGRAM_MIN)
-    short_terms = tuple(term for term in terms if len(term) < TRIGRAM_MIN)
-    return Query(_or_of(long_terms), short_terms, terms)
+    sequence = analyze(text, tokenizer)
+    kept = _content(sequence)
+    content = [term for term, keep in zip(sequence, kept, strict=True) if keep]
+    terms = _unique(content or sequence)
+    # Neighbours in the query, function words left out ("create an index" pairs nothing).
+    marked = list(zip(sequence, kept, strict=True))
+    pairs = tuple(
+        (a, b)
+        for (a, keep_a), (b, keep_b) in dict.fromkeys(itertools.pairwise(marked))
+        if keep_a and keep_b and a != b
+    )
+    words = [word for word in _TERM.findall(segment(text)) if not _CJK_RUN.fullmatch(word)]
+    words += [word for word in segment(text).split() if _CJK_RUN.fullmatch(word)]
+    words = [word for word in words if not _is_stop(word)] or words
+    stems = [_stem(word) for word in words]
+    return Query(terms, _unique([*words, *stems]), pairs)
 
 
-def _or_of(terms: tuple[str, ...]) -> str | None:
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms) or None
+@functools.cache
+def _stemmed_stop_words() -> frozenset[str]:
+    return frozenset(_stem(word) for word in STOP_WORDS) | STOP_WORDS
+
+
+def _content(sequence: list[str]) -> list[bool]:
+    """Which terms of a query are content: not function words, except one named by an
+    article before a content word ("the with statement")."""
+    kept = [not _is_stop(term) for term in sequence]
+    for i in range(1, len(sequence) - 1):
+        if sequence[i - 1] in _ARTICLES and not kept[i] and not _is_stop(sequence[i + 1]):
+            kept[i] = True
+    return kept
+
+
+def _is_stop(term: str) -> bool:
+    return term in _stemmed_stop_words()
+
+
+def _grams(run: str) -> list[str]:
+    if len(run) < 2:
+        return [run]
+    return [run[i : i + n] for n in (2, TRIGRAM_MIN) for i in range(len(run) - n + 1)]
+
+
+@functools.lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    """A word's stem, remembered: documentation repeats its words, and indexing asks
+    for every one."""
+    return str(_stemmer().stemWord(word)) if _ENGLISH.fullmatch(word) else word
 
 
 def _unique(words: list[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(words))
+
+
+@functools.cache
+def _stemmer() -> Any:
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
 
 
 @functools.cache

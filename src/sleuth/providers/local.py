@@ -28,12 +28,14 @@ from sleuth.providers.mapping import FieldMapping, apply
 
 INFO = ProviderInfo(
     name="local",
-    docs_url="https://www.sqlite.org/fts5.html",
+    docs_url="https://github.com/quickwit-oss/tantivy-py",
     needs_key=False,
     time_range=False,
     domain_filter=False,
     language=False,
-    query_style="keywords",
+    # The knowledge base analyses the question itself (stems, function words as phrase
+    # context, Chinese segmentation): the whole wording ranks better than keywords.
+    query_style="natural",
     max_results=50,
     text_format="text",
     remote=False,

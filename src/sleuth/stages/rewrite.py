@@ -175,6 +175,14 @@ class RewriteSettings(BaseModel):
             "Chinese units glued to a number written right before them (2024年, 5999元, 3天)."
         ),
     )
+    mention_markers_en: list[str] = Field(
+        default_factory=lambda: ["the", "a", "an"],
+        description=(
+            "Articles that make the filler word right after them a name when a content "
+            "word follows: 'the with statement', 'the in operator', 'an if clause' keep "
+            "'with', 'in', 'if'."
+        ),
+    )
     max_terms: int = Field(
         default=12, ge=1, description="Most terms in the keywords; carried terms are dropped first."
     )
@@ -315,6 +323,7 @@ class _Lexicon:
     entries: dict[str, tuple[_Kind, str | None]]
     cjk_slot_words: tuple[tuple[str, str], ...]  # (word, slot), longest first
     units: tuple[str, ...]  # longest first
+    mention_markers: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, settings: RewriteSettings) -> _Lexicon:
@@ -326,6 +335,7 @@ class _Lexicon:
             tuple(settings.question_words),
             tuple((slot, tuple(words)) for slot, words in settings.slots.items()),
             tuple(settings.units_zh),
+            tuple(settings.mention_markers_en),
         )
 
     @classmethod
@@ -336,6 +346,7 @@ class _Lexicon:
         question_words: tuple[str, ...],
         slots: tuple[tuple[str, tuple[str, ...]], ...],
         units_zh: tuple[str, ...],
+        mention_markers: tuple[str, ...] = (),
     ) -> _Lexicon:
         entries: dict[str, tuple[_Kind, str | None]] = {}
         # Later lists win a tie: "呢" is both filler and a marker; "这个月" is a time.
@@ -356,6 +367,7 @@ class _Lexicon:
             entries=entries,
             cjk_slot_words=tuple(sorted(slot_words, key=lambda pair: -len(pair[0]))),
             units=tuple(sorted(units_zh, key=len, reverse=True)),
+            mention_markers=frozenset(_key(word) for word in mention_markers),
         )
 
 
@@ -464,7 +476,7 @@ def _join(parts: list[str]) -> str:
 
 def _distil(text: str, lexicon: _Lexicon) -> tuple[list[_Term], bool]:
     """The content terms of one text and whether it leans on an earlier turn."""
-    pieces = _classify(_tokens(text, lexicon), lexicon)
+    pieces = _named_fillers(_classify(_tokens(text, lexicon), lexicon), lexicon)
     leans = False
     for i, piece in enumerate(pieces):
         if piece.kind != "marker":
@@ -480,6 +492,22 @@ def _distil(text: str, lexicon: _Lexicon) -> tuple[list[_Term], bool]:
         if piece.kind in ("term", "slot", "question")
     ]
     return [term for term, _ in _dedupe([(term, False) for term in terms])], leans
+
+
+def _named_fillers(pieces: list[_Piece], lexicon: _Lexicon) -> list[_Piece]:
+    """A filler word between an article and a content word is the name of a thing, as
+    keywords and operators are named in documentation ("the with statement"): a term."""
+    out = list(pieces)
+    for i in range(1, len(pieces) - 1):
+        before, piece, after = pieces[i - 1], pieces[i], pieces[i + 1]
+        if (
+            piece.kind == "filler"
+            and " " not in piece.text
+            and _key(before.text) in lexicon.mention_markers
+            and after.kind == "term"
+        ):
+            out[i] = _Piece(piece.text, "term")
+    return out
 
 
 def _latest_salient_turn(context: Sequence[str], lexicon: _Lexicon) -> list[_Term]:

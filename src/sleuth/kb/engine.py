@@ -1,0 +1,196 @@
+"""The full-text index of the knowledge base's sections: tantivy, beside the SQLite file.
+
+Chosen by measurement (bench/kb_real.py and the notes in docs/knowledge-base.md): at
+130,000 sections an OR query of a question's words took a median of 73 ms in SQLite
+FTS5 with `ORDER BY rank LIMIT`, which still scores every matching row, and 0.5 ms in
+tantivy, whose block-max WAND skips the sections that cannot reach the top.
+
+The index holds terms only (no stored text; the text lives once, in SQLite): two
+fields per section, its title (the document title and the section's headings) and
+its text (prose and code), as the terms
+`sleuth.kb.tokenize` made, with positions for phrase credit, and the section's and
+document's ids. It lives in the folder `<database>.tantivy` and is rebuilt from the
+stored text when it is missing or out of step with the database (`store.prepare`).
+
+Searching is BM25 per field, summed over the query terms (`TITLE_WEIGHT`,
+`TEXT_WEIGHT`), plus `PHRASE_WEIGHT` for each pair of adjacent query words found next
+to each other in either field. Measured on the development questions, two fields
+beat four (document title, headings, prose and code each weighted on their own:
+1.0, 2.0, 1.0, 0.5), and weights of 1.0 beat a heavier title (docs/knowledge-base.md).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import tantivy
+
+TITLE_WEIGHT = 1.0
+TEXT_WEIGHT = 1.0
+PHRASE_WEIGHT = 1.0
+_FIELDS = (("title", TITLE_WEIGHT), ("text", TEXT_WEIGHT))
+# Indexes opened for searching, by folder, with the identity they were opened at.
+_READERS: dict[Path, tuple[tuple[int, int, int], Any]] = {}
+# Memory the writer may buffer before it writes a segment.
+_WRITER_HEAP = 64_000_000
+
+
+@dataclass(frozen=True)
+class Match:
+    section_id: int
+    doc_id: int
+    score: float
+
+
+def index_dir(db_path: Path) -> Path:
+    return db_path.with_name(db_path.name + ".tantivy")
+
+
+def _schema() -> Any:
+    builder = tantivy.SchemaBuilder()
+    for name, _weight in _FIELDS:
+        builder.add_text_field(name, stored=False, tokenizer_name="whitespace")
+    # Ids as fast (columnar) fields: read for a whole page of hits at once, nothing stored.
+    builder.add_integer_field("section", stored=False, indexed=False, fast=True)
+    builder.add_integer_field("doc", stored=False, indexed=True, fast=True)
+    return builder.build()
+
+
+def open_index(db_path: Path, *, create: bool) -> Any | None:
+    """The index beside `db_path`; None when there is none, or one of another schema
+    (an older sleuth's), and `create` is false. With `create`, an index of another
+    schema is replaced by an empty one, which `store.prepare` then fills.
+
+    For searching (`create` false) the opened index is kept and reused while its
+    folder is the same one (opening costs about as much as a query's own search;
+    `search` reloads it to see the latest commit)."""
+    folder = index_dir(db_path)
+    if not create:
+        return _reader(folder)
+    if not (folder / "meta.json").is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+    try:
+        return tantivy.Index(_schema(), path=str(folder), reuse=True)
+    except ValueError:  # "An index exists but the schema does not match."
+        remove_index(db_path)
+        folder.mkdir(parents=True)
+        return tantivy.Index(_schema(), path=str(folder), reuse=True)
+
+
+def _reader(folder: Path) -> Any | None:
+    try:
+        # The folder's identity and its last commit: a rebuilt index (removed, created
+        # again) is reopened, whatever inode numbers the new files happen to get.
+        meta = (folder / "meta.json").stat()
+        stamp = (folder.stat().st_ino, meta.st_ino, meta.st_mtime_ns)
+    except OSError:
+        return None
+    cached = _READERS.get(folder)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        index = tantivy.Index(_schema(), path=str(folder), reuse=True)
+    except ValueError:  # another schema: an older sleuth's, until the next `sleuth index`
+        return None
+    _READERS[folder] = (stamp, index)
+    return index
+
+
+def remove_index(db_path: Path) -> None:
+    shutil.rmtree(index_dir(db_path), ignore_errors=True)
+
+
+def count(index: Any) -> int:
+    index.reload()
+    return int(index.searcher().num_docs)
+
+
+def section_ids(index: Any) -> set[int]:
+    """Every section id the index holds (for checks; reads them all)."""
+    index.reload()
+    searcher = index.searcher()
+    found = searcher.search(tantivy.Query.all_query(), max(1, searcher.num_docs))
+    addresses = [address for _score, address in found.hits]
+    return {int(value) for value in searcher.fast_field_values("section", addresses)}
+
+
+class Writer:
+    """Adds and deletes sections; nothing is visible to searches before `commit`."""
+
+    def __init__(self, index: Any) -> None:
+        self._writer = index.writer(heap_size=_WRITER_HEAP, num_threads=1)
+
+    def add(
+        self, section_id: int, doc_id: int, page: str, title: str, body: str, code: str
+    ) -> None:
+        """A section: its document's title, its headings, prose and code, each given as
+        space-separated index terms (the first two are its title, the others its text)."""
+        self._writer.add_document(
+            tantivy.Document(
+                section=section_id,
+                doc=doc_id,
+                title=f"{page} {title}",
+                text=f"{body} {code}",
+            )
+        )
+
+    def delete_document(self, doc_id: int) -> None:
+        self._writer.delete_documents_by_term("doc", doc_id)
+
+    def clear(self) -> None:
+        self._writer.delete_all_documents()
+
+    def commit(self) -> None:
+        self._writer.commit()
+
+    def close(self) -> None:
+        self._writer.commit()
+        self._writer.wait_merging_threads()
+
+
+def search(
+    index: Any, terms: Sequence[str], limit: int, pairs: Sequence[tuple[str, str]] = ()
+) -> list[Match]:
+    """The `limit` best sections for the query `terms`, best first; each of `pairs`
+    found as a phrase adds to the score."""
+    if not terms or limit <= 0:
+        return []
+    index.reload()
+    schema = index.schema
+    clauses = [
+        (tantivy.Occur.Should, _boosted(tantivy.Query.term_query(schema, name, term), weight))
+        for term in terms
+        for name, weight in _FIELDS
+    ]
+    clauses += _phrases(schema, pairs)
+    return _matches(index.searcher(), tantivy.Query.boolean_query(clauses), limit)
+
+
+def _phrases(schema: Any, pairs: Sequence[tuple[str, str]]) -> list[tuple[Any, Any]]:
+    return [
+        (
+            tantivy.Occur.Should,
+            _boosted(tantivy.Query.phrase_query(schema, name, list(pair)), PHRASE_WEIGHT),
+        )
+        for pair in pairs
+        for name, _weight in _FIELDS
+    ]
+
+
+def _matches(searcher: Any, query: Any, limit: int) -> list[Match]:
+    hits = searcher.search(query, limit).hits
+    addresses = [address for _score, address in hits]
+    sections = searcher.fast_field_values("section", addresses)
+    docs = searcher.fast_field_values("doc", addresses)
+    return [
+        Match(int(section), int(doc), float(score))
+        for (score, _address), section, doc in zip(hits, sections, docs, strict=True)
+    ]
+
+
+def _boosted(query: Any, weight: float) -> Any:
+    return query if weight == 1.0 else tantivy.Query.boost_query(query, weight)

@@ -1,0 +1,204 @@
+"""HTML pages as published: their title, and their headings and blocks in reading order.
+
+Documentation generators wrap each page in chrome that is on every page and answers
+nothing: navigation bars, sidebars ("Table of Contents", "Next topic", "This page"),
+headers, footers, breadcrumbs, "edit this page" links, per-page tables of contents,
+the ¶ links after headings. The page is parsed with selectolax (the Lexbor HTML5
+parser); its main content is taken when it marks it (`<main>`, `role="main"`, one
+`<article>`), and the elements in `CHROME` are dropped wherever they are.
+
+A section's anchor is an element id the page really has, so every link opens where
+it says: the heading's own id, else an id inside the heading (`<h2><a id="…">`),
+else the id of the element the heading opens (`<section id="…"><h2>`, DocBook's
+`<div class="sect1" id="…"><div class="titlepage">…<h2>`) or the nearest one around
+it. A heading with none gets no anchor (the link opens the page), never one made up.
+
+API entries are sections of their own: a `<dt id="functools.lru_cache">` (Sphinx,
+Doxygen- and Javadoc-like pages) is a heading with that id, its `<dd>` its text;
+after the list the text goes back to the section it was in.
+
+A block whose text is nearly all links (`LINK_DENSITY`) is left out too, and so is
+the text of a page that is mostly links (`LINK_DENSITY_PAGE`, kept by its title):
+tables of contents, back-of-book indexes and link lists point elsewhere and answer
+nothing.
+
+>>> _title, items = read_page('<body><nav>Home</nav><main><section id="use"><h2>Use '
+...     '<a class="headerlink" href="#use">¶</a></h2><p>Run it.</p></section></main></body>')
+>>> items[0], items[1]
+(Heading(text='Use', id='use', slug=False), 'Run it.')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from selectolax.lexbor import LexborHTMLParser
+
+from sleuth.kb.sections import Code, Heading
+
+Items = list[Heading | str]
+
+#: Elements that are page chrome, not content (CSS selectors), from the generators
+#: sleuth is tried on: plain HTML5 landmarks, Sphinx, MkDocs/Material, Docusaurus,
+#: DocBook (PostgreSQL), Doxygen, Javadoc.
+CHROME = (
+    "script, style, template, noscript, head, nav, header, footer, aside, form, "
+    "[role=navigation], [role=banner], [role=contentinfo], [role=search], [hidden], "
+    ".sphinxsidebar, .related, .headerlink, .footer, "  # Sphinx
+    ".md-header, .md-sidebar, .md-footer, .md-source-file, .md-content__button, "  # Material
+    ".theme-doc-toc-desktop, .theme-doc-toc-mobile, .theme-doc-footer, "  # Docusaurus
+    ".theme-edit-this-page, .pagination-nav, .breadcrumbs, .theme-doc-breadcrumbs, "
+    ".navheader, .navfooter, div.toc, "  # DocBook
+    "#top, #nav-tree, #side-nav, .navpath, #MSearchBox, "  # Doxygen
+    ".sub-nav, .top-nav, .bottom-nav, .skip-nav"  # Javadoc
+)
+#: Share of a block's characters in links above which it is a list of pointers.
+LINK_DENSITY = 0.8
+#: The same for a whole page: a back-of-book index, a table of contents.
+LINK_DENSITY_PAGE = 0.5
+_MAIN = ("main", "[role=main]")
+_HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+_BLOCKS = frozenset(
+    {
+        "address", "article", "blockquote", "br", "caption", "dd", "details", "div", "dl",
+        "dt", "figcaption", "figure", "hr", "li", "main", "ol", "p", "section", "summary",
+        "table", "tbody", "thead", "tfoot", "tr", "ul",
+    }
+)  # fmt: skip
+_CELLS = frozenset({"td", "th"})
+
+
+def read_page(text: str) -> tuple[str | None, Items]:
+    """The page's title (its `<title>`, else its first `<h1>`) and the headings and
+    blocks of its content, chrome left out."""
+    tree = LexborHTMLParser(text)
+    title = None
+    for selector in ("title", "h1"):
+        node = tree.css_first(selector)
+        if node is not None and not title:
+            title = " ".join(node.text(deep=True).split()) or None
+    root = _content_root(tree)
+    if root is None:
+        return title, []
+    for node in root.css(CHROME):
+        node.decompose()
+    if _link_share(root) >= LINK_DENSITY_PAGE:
+        return title, []  # an index or table-of-contents page: found by its title only
+    walker = _Walker()
+    walker.walk(root)
+    walker.flush()
+    return title, walker.items
+
+
+def _content_root(tree: Any) -> Any:
+    for selector in _MAIN:
+        node = tree.css_first(selector)
+        if node is not None:
+            return node
+    articles = tree.css("article")
+    if len(articles) == 1:
+        return articles[0]
+    return tree.body if tree.body is not None else tree.root
+
+
+class _Walker:
+    """Collects items in reading order: inline text is buffered until a block ends."""
+
+    def __init__(self) -> None:
+        self.items: Items = []
+        self._words: list[str] = []
+        self._link_chars = 0
+        self._current: Heading | None = None
+
+    def flush(self) -> None:
+        block = " ".join("".join(self._words).split())
+        # A block that is nearly all links is a pointer list (a table of contents, a
+        # back-of-book index, "see also" lines), not text that answers.
+        if block and self._link_chars < LINK_DENSITY * len(block.replace(" ", "")):
+            self.items.append(block)
+        self._words = []
+        self._link_chars = 0
+
+    def walk(self, node: Any) -> None:
+        for child in _children(node):
+            if child.is_text_node:
+                self._words.append(child.text_content or "")
+                continue
+            if not child.is_element_node:
+                continue
+            tag = child.tag
+            if tag in _HEADINGS:
+                self._heading(child, " ".join(child.text(deep=True).split()))
+            elif tag == "pre":
+                self.flush()
+                code = child.text(deep=True).strip("\n")
+                if code.strip():
+                    self.items.append(Code(code))
+            elif tag == "dt" and child.attributes.get("id"):
+                self._heading(child, " ".join(child.text(deep=True).split()), api=True)
+            elif tag == "dl" and any(
+                item.tag == "dt" and item.attributes.get("id") for item in _children(child)
+            ):
+                before = self._current
+                self.flush()
+                self.walk(child)
+                self.flush()
+                if before is not None and self._current is not before:
+                    self._emit(before)  # the text after the list belongs to this section again
+            elif tag in _BLOCKS:
+                self.flush()
+                self.walk(child)
+                self.flush()
+            elif tag == "a" and child.attributes.get("href"):
+                self._link_chars += len("".join(child.text(deep=True).split()))
+                self.walk(child)
+            elif tag in _CELLS:
+                self._words.append(" ")
+                self.walk(child)
+                self._words.append(" ")
+            else:
+                self.walk(child)
+
+    def _heading(self, node: Any, text: str, *, api: bool = False) -> None:
+        self.flush()
+        if text:
+            anchor = node.attributes.get("id") if api else _anchor_of(node)
+            self._emit(Heading(text, anchor, slug=False))
+
+    def _emit(self, heading: Heading) -> None:
+        self.items.append(heading)
+        self._current = heading
+
+
+def _link_share(root: Any) -> float:
+    total = len("".join(root.text(deep=True).split()))
+    linked = sum(len("".join(a.text(deep=True).split())) for a in root.css("a[href]"))
+    return linked / total if total else 0.0
+
+
+def _children(node: Any) -> Iterator[Any]:
+    child = node.child
+    while child is not None:
+        yield child
+        child = child.next
+
+
+def _anchor_of(heading: Any) -> str | None:
+    """The id a link to this heading can use: its own, one inside it, that of the
+    element it is the first heading of, or else that of the nearest element around it
+    that has one (a "Tip" box inside a section links to the section)."""
+    own = heading.attributes.get("id")
+    if own:
+        return str(own)
+    for inner in heading.css("[id], a[name]"):
+        value = inner.attributes.get("id") or inner.attributes.get("name")
+        if value:
+            return str(value)
+    node = heading.parent
+    while node is not None and node.is_element_node and node.tag not in ("body", "html"):
+        value = node.attributes.get("id")
+        if value:
+            return str(value)
+        node = node.parent
+    return None

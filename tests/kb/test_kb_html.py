@@ -1,0 +1,119 @@
+"""HTML pages as the common generators publish them: content only, real anchors."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+from sleuth.kb import index_folder, search
+from sleuth.kb.html import read_page
+from sleuth.kb.sections import Heading
+
+SPHINX = """<!DOCTYPE html><html><head><title>functools — Higher-order functions</title></head>
+<body><div class="related" role="navigation"><h3>Navigation</h3><ul><li>index</li>
+<li>modules</li><li>next</li></ul></div>
+<div class="document"><div class="documentwrapper"><div class="bodywrapper">
+<div class="body" role="main">
+<section id="module-functools"><span id="functools-higher-order"></span>
+<h1>functools — Higher-order functions<a class="headerlink" href="#module-functools">¶</a></h1>
+<p>The functools module is for higher-order functions.</p>
+<dl class="py function"><dt class="sig sig-object py" id="functools.lru_cache">
+<span class="sig-prename">functools.</span><span class="sig-name">lru_cache</span>(maxsize=128)
+<a class="headerlink" href="#functools.lru_cache">¶</a></dt>
+<dd><p>Decorator to wrap a function with a memoizing callable.</p></dd></dl>
+<p>More about the module after the entry.</p>
+<section id="partial-objects">
+<h2>partial Objects<a class="headerlink" href="#partial-objects">¶</a></h2>
+<p>partial objects are callable objects created by partial().</p></section>
+</section></div></div></div>
+<div class="sphinxsidebar" role="navigation"><h3>Table of Contents</h3><ul><li>functools</li></ul>
+<h4>Previous topic</h4><p>itertools</p><h4>Next topic</h4><p>operator</p>
+<div role="note"><h3>This Page</h3><ul><li>Report a Bug</li><li>Show Source</li></ul></div></div>
+</div><div class="footer">© Copyright 2001-2024, Python Software Foundation.</div></body></html>
+"""
+
+DOCBOOK = """<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.org/1999/xhtml">
+<head><title>25.1. Routine Vacuuming</title></head><body id="docContent">
+<div class="navheader"><table><tr><th>25.1. Routine Vacuuming</th></tr>
+<tr><td><a href="maintenance.html">Prev</a></td>
+<td><a href="index.html">Home</a></td></tr></table></div>
+<div class="sect1" id="ROUTINE-VACUUMING"><div class="titlepage"><div><div>
+<h2 class="title">25.1. Routine Vacuuming</h2></div></div></div>
+<div class="toc"><dl class="toc"><dt><a href="#VACUUM-FOR-SPACE-RECOVERY">
+25.1.2. Recovering Disk Space</a></dt></dl></div>
+<p>PostgreSQL databases require periodic maintenance known as vacuuming.</p>
+<div class="sect2" id="VACUUM-FOR-SPACE-RECOVERY"><div class="titlepage"><div><div>
+<h3 class="title">25.1.2. Recovering Disk Space</h3></div></div></div>
+<a id="id-1.6.12.10.5.2" class="indexterm"></a>
+<p>VACUUM FULL rewrites the table and returns disk space to the operating system.</p>
+<pre class="programlisting">VACUUM FULL mytable;</pre></div></div>
+<div class="navfooter"><table><tr><td>Prev</td><td>Up</td><td>Next</td></tr></table></div>
+</body></html>
+"""
+
+MATERIAL = """<html><head><title>Install - MyTool</title></head><body>
+<header class="md-header"><nav>MyTool Search</nav></header>
+<div class="md-sidebar md-sidebar--primary"><nav class="md-nav">Home Install Usage</nav></div>
+<main class="md-main"><article class="md-content__inner">
+<a class="md-content__button md-icon" href="edit/install.md" title="Edit this page">Edit</a>
+<h1 id="install">Install</h1><p>Install mytool with pip.</p>
+<h2 id="from-source">From source</h2><p>Clone the repository and build it.</p>
+</article></main><footer class="md-footer">Made with Material for MkDocs</footer></body></html>
+"""
+
+PAGES = {
+    "library/functools.html": SPHINX,
+    "routine-vacuuming.html": DOCBOOK,
+    "install.html": MATERIAL,
+}
+
+
+def test_chrome_is_left_out() -> None:
+    for page in PAGES.values():
+        _title, items = read_page(page)
+        text = " ".join(item.text if isinstance(item, Heading) else item for item in items)
+        for chrome in ("Next topic", "This Page", "Copyright", "Prev", "Home", "Edit",
+                       "Navigation", "Material for MkDocs", "¶"):  # fmt: skip
+            assert chrome not in text, (chrome, text)
+
+
+def test_api_entries_are_sections_and_the_text_after_them_returns_to_its_section() -> None:
+    _title, items = read_page(SPHINX)
+    headings = [(item.text.split("(")[0], item.id) for item in items if isinstance(item, Heading)]
+    assert headings == [
+        ("functools — Higher-order functions", "module-functools"),
+        ("functools.lru_cache", "functools.lru_cache"),
+        ("functools — Higher-order functions", "module-functools"),
+        ("partial Objects", "partial-objects"),
+    ]
+
+
+def test_every_section_link_opens_an_element_the_page_has(tmp_path: Path) -> None:
+    root = tmp_path / "html"
+    for name, page in PAGES.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(page, encoding="utf-8")
+    db = tmp_path / "kb.db"
+    index_folder(db, root)
+    with closing(sqlite3.connect(db)) as conn:
+        links = conn.execute(
+            "SELECT rel_path, anchor FROM sections JOIN documents ON documents.id = doc_id"
+        ).fetchall()
+    assert {anchor for _, anchor in links} >= {
+        "functools.lru_cache",
+        "partial-objects",
+        "VACUUM-FOR-SPACE-RECOVERY",
+        "from-source",
+    }
+    for rel_path, anchor in links:
+        if anchor:
+            ids = re.findall(r'\bid="([^"]+)"', PAGES[rel_path])
+            assert anchor in ids, (rel_path, anchor)
+    (hit,) = search(db, "memoizing decorator", 1)
+    assert unquote(urlsplit(hit["url"]).fragment) == "functools.lru_cache"
+    assert hit["snippet"] == "Decorator to wrap a function with a memoizing callable."
+    (hit,) = search(db, "return disk space to the operating system", 1)
+    assert hit["url"].endswith("routine-vacuuming.html#VACUUM-FOR-SPACE-RECOVERY")

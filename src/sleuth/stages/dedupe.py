@@ -279,6 +279,8 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
         wider = settings.content_match_distance
         for position, (index, fingerprint) in enumerate(fingerprints):
             for other, other_fingerprint in fingerprints[:position]:
+                if find(other) == find(index):
+                    continue  # one page already: the word-by-word check would change nothing
                 distance = (fingerprint ^ other_fingerprint).bit_count()
                 if distance < limit:
                     if not _details_differ(items[other], items[index], settings):

@@ -174,6 +174,13 @@ class Run:
             for step in body["degradations"]:
                 reasons[step["kind"]] += 1
         print(f"degradations       {dict(reasons.most_common())}")
+        why: Counter[str] = Counter()
+        for _, body in ok:
+            for step in body["degradations"]:
+                if step["kind"] == "breaker_open":  # "circuit open (WHY); next probe in ..."
+                    why[step["reason"].split("(", 1)[-1].split(");", 1)[0]] += 1
+        if why:
+            print(f"why breakers opened {dict(why.most_common(4))} (searches skipping)")
 
 
 async def watch_breakers(base: str, run: Run, stop_event: asyncio.Event) -> None:

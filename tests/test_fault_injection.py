@@ -240,9 +240,9 @@ async def test_a_captcha_that_keeps_coming_opens_the_breaker_and_the_next_search
     request = {"query": QUERY, "no_cache": True}
     asked_before = len(server.requests)
     async with Sleuth(settings(server, server.url_for("captcha"))) as sleuth:
-        captchas = [(await timed_search(sleuth, request))[0] for _ in range(3)]
+        captchas = [(await timed_search(sleuth, request))[0] for _ in range(4)]
         second, _ = await timed_search(sleuth, request)
-    for first in captchas:  # a CAPTCHA page once or twice: still asked
+    for first in captchas:  # a CAPTCHA page one to three times: still asked
         assert first.errors[0].action == "open_breaker"
         assert first.providers["searxng"].status == "error"
     assert second.providers["searxng"].status == "skipped"
@@ -251,4 +251,4 @@ async def test_a_captcha_that_keeps_coming_opens_the_breaker_and_the_next_search
     assert "skipped until" in skip.reason
     assert second.results  # mirror still answers
     captcha_calls = [r for r in server.requests[asked_before:] if r.mode == "captcha"]
-    assert len(captcha_calls) == 3
+    assert len(captcha_calls) == 4

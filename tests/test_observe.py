@@ -272,7 +272,7 @@ async def test_breaker_states_and_queue_depth_are_read_on_scrape(
     store = MemoryStore()
     sleuth = Sleuth(settings(), Cassette().transport(), store=store)
     breaker = Breaker(store, BreakerSettings())
-    for _ in range(3):  # the same CAPTCHA three times in a row opens it
+    for _ in range(4):  # the same CAPTCHA four times in a row opens it
         await breaker.record("beta", "unexpected", detail="captcha")
     runner = TaskRunner(sleuth, store)  # not started: the tasks stay pending
     await runner.submit({"query": "one"})

@@ -53,7 +53,7 @@ async def record_all(b: Breaker, outcomes: list[str], provider: str = "brave") -
 
 
 async def trip(b: Breaker, provider: str = "brave", code: str = "bad_response") -> None:
-    """Open the breaker on the default evidence: three unexpected answers in a row."""
+    """Open the breaker on the default evidence: four unexpected answers in a row."""
     for _ in range(b.settings.unexpected_to_open):
         await b.record(provider, "unexpected", detail=code)
 
@@ -84,11 +84,11 @@ async def test_one_unexpected_answer_does_not_open_it(clock: Clock) -> None:
     assert (await b.allow("brave")).allowed
 
 
-async def test_the_same_unexpected_answer_three_times_in_a_row_opens_it(clock: Clock) -> None:
+async def test_the_same_unexpected_answer_four_times_in_a_row_opens_it(clock: Clock) -> None:
     b = breaker(clock)
     await record_all(b, ["success"] * 10)
-    await b.record("brave", "unexpected", detail="captcha")
-    await b.record("brave", "unexpected", detail="captcha")
+    for _ in range(3):
+        await b.record("brave", "unexpected", detail="captcha")
     assert (await b.allow("brave")).allowed
     await b.record("brave", "unexpected", detail="captcha")
     clock.now += 5
@@ -98,7 +98,7 @@ async def test_the_same_unexpected_answer_three_times_in_a_row_opens_it(clock: C
     assert not decision.allowed and decision.state == "open"
     assert decision.retry_at == clock.now + 10  # the first opening is 15 s
     assert decision.reason is not None
-    assert "3 unexpected answers in a row: captcha" in decision.reason and "10s" in decision.reason
+    assert "4 unexpected answers in a row: captcha" in decision.reason and "10s" in decision.reason
     assert (await b.allow("google")).allowed  # only that provider is skipped
 
 

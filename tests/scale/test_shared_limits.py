@@ -105,15 +105,15 @@ async def test_a_breaker_opened_on_one_replica_is_open_on_the_others(
                 assert healthy["providers"]["searxng"]["status"] == "ok"
             assert len(provider.requests) == 3
 
-            # The provider turns to a CAPTCHA page: three in a row on the first replica
+            # The provider turns to a CAPTCHA page: four in a row on the first replica
             # open the breaker (the default rules: captcha is unexpected, open_breaker;
             # `breaker.unexpected_to_open`).
             provider.default_mode = "captcha"
-            for n in range(3):
+            for n in range(4):
                 tripped = await search(first.base, f"breaker trips here {n}")
                 assert tripped["providers"]["searxng"]["status"] == "error"
             opened_at = time.monotonic()
-            assert len(provider.requests) == 6
+            assert len(provider.requests) == 7
 
             # The others skip it on their next search once the closed record each read
             # before has aged out of its read cache (`breaker.read_cache_s`, the
@@ -126,7 +126,7 @@ async def test_a_breaker_opened_on_one_replica_is_open_on_the_others(
                 assert "breaker_open" in kinds, skipped["degradations"]
             elapsed = time.monotonic() - opened_at
             assert elapsed < 1.0, f"the others saw the open breaker after {elapsed:.2f}s"
-            assert len(provider.requests) == 6  # nobody called the provider again
+            assert len(provider.requests) == 7  # nobody called the provider again
         finally:
             for client in clients.values():
                 await client.aclose()

@@ -61,9 +61,9 @@ Two savings on the store's round trips, neither of which delays an opening here:
 >>> async def demo() -> tuple[bool, bool, bool]:
 ...     await breaker.record("brave", "unexpected", detail="captcha")
 ...     once = (await breaker.allow("brave")).allowed        # one CAPTCHA: still closed
-...     for _ in range(2):
+...     for _ in range(3):
 ...         await breaker.record("brave", "unexpected", detail="captcha")
-...     decision = await breaker.allow("brave")               # three in a row: rested
+...     decision = await breaker.allow("brave")               # four in a row: rested
 ...     return once, decision.allowed, decision.retry_at == 1015.0
 >>> asyncio.run(demo())
 (True, False, True)
@@ -173,7 +173,7 @@ class BreakerSettings(BaseModel):
         5, ge=1, description="This many failed calls in a row open the breaker."
     )
     unexpected_to_open: int = Field(
-        3,
+        4,
         ge=1,
         description="This many unexpected answers in a row with the same code open it.",
     )

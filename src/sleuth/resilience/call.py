@@ -263,8 +263,10 @@ class ProviderCall:
     async def left_behind(self, waited_s: float, answered: Sequence[str]) -> ProviderOutcome:
         """The call stopped because the others had answered and it was late, with a
         `straggler` degradation saying who answered. Being late is no verdict on the
-        provider; a failure it had already met (a retry waiting) is one."""
-        await self._record(self.last_error, verdict=self.last_error is not None)
+        provider, nor is one failed attempt whose retry was waiting (a random fault);
+        every attempt of two or more failed is one (a provider that is down)."""
+        failed_twice = self.last_error is not None and self.sends >= 2
+        await self._record(self.last_error, verdict=failed_twice)
         elapsed = self.policies.clock() - self.started
         self.degradations.append(
             Degradation(
@@ -485,14 +487,15 @@ async def _leave_stragglers(
         if not running:
             return
         answered = [_answered(slot) for slot in slots if slot.done()]
-        found = [hits for _, hits in filter(None, answered)]
+        # A slot that ended with an error is finished too: only results count as found.
+        found = [hits for _, hits in answered]
         wake = deadline
         if enough(found, len(slots), want_results, settings):
             now = policies.clock()
             for i in running:
                 if now >= started + waits[i]:
                     stops[i].waited_s = waits[i]
-                    stops[i].answered = [name for name, _ in filter(None, answered)]
+                    stops[i].answered = [name for name, hits in answered if hits]
                     stops[i].event.set()
             still = [started + waits[i] for i in running if not stops[i].event.is_set()]
             wake = min([deadline, *still])
@@ -506,10 +509,16 @@ async def _leave_stragglers(
             return  # each slot ends itself at the deadline
 
 
-def _answered(slot: _Slot) -> tuple[str, int] | None:
-    """The provider that answered a finished slot with results, and how many."""
+def _answered(slot: _Slot) -> tuple[str, int]:
+    """A finished slot's provider that answered with results and how many, or its
+    first provider and 0 (it failed, was skipped, found nothing)."""
     if slot.cancelled() or slot.exception() is not None:
-        return None
+        return "", 0
+    outcomes = slot.result()[0]
+    for outcome in outcomes:
+        if outcome.status == "ok":
+            return outcome.provider, len(outcome.hits)
+    return outcomes[0].provider, 0
     for outcome in slot.result()[0]:
         if outcome.status == "ok":
             return outcome.provider, len(outcome.hits)

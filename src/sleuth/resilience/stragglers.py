@@ -3,10 +3,11 @@ is past the time it usually takes.
 
 A search asks every chain provider at once. Waiting for the last of them to the
 deadline makes a single hung back end cost every search the whole deadline, though
-the others answered in 60 ms. So once `enough` providers have answered, with enough
-results between them, a provider still out is left behind as soon as it has run past
-its learned latency quantile (`LatencyTracker`, as the hedge delays learn it), never
-sooner than `floor_s`; the answer says which one was left and why.
+the others answered in 60 ms. So once `enough` providers have finished (answered or
+failed), with enough results between them, a provider still out is left behind as
+soon as it has run past its learned latency quantile (`LatencyTracker`, as the hedge
+delays learn it), never sooner than `floor_s`; the answer says which one was left
+and why.
 
 Pure: the tracker is read, nothing is timed here.
 """
@@ -80,20 +81,21 @@ def patience(provider: str, tracker: LatencyTracker, settings: StragglerSettings
     return max(settings.floor_s, learned)
 
 
-def enough(
-    answered_results: Sequence[int], slots: int, want: int, settings: StragglerSettings
-) -> bool:
-    """Whether the providers that answered (`answered_results`, the results of each)
-    are enough to leave the rest of the `slots` behind.
+def enough(finished: Sequence[int], slots: int, want: int, settings: StragglerSettings) -> bool:
+    """Whether the providers that have finished (`finished`: the results of each, 0
+    for one that failed) are enough to leave the rest of the `slots` behind: all but
+    `leave_out` of them, with the results wanted between them.
 
     >>> settings = StragglerSettings()
     >>> enough([10, 10], 3, 10, settings), enough([10], 3, 10, settings)
     (True, False)
-    >>> enough([3, 2], 3, 10, settings)          # all but one answered, too few results
+    >>> enough([10, 0], 3, 10, settings)         # one answered, one failed: finished
+    True
+    >>> enough([3, 2], 3, 10, settings)          # all but one finished, too few results
     False
     """
     if not settings.enabled or settings.leave_out == 0:
         return False
-    if len(answered_results) < slots - settings.leave_out or not answered_results:
+    if len(finished) < slots - settings.leave_out:
         return False
-    return sum(answered_results) >= (settings.min_results or want)
+    return sum(finished) >= (settings.min_results or want)

@@ -496,3 +496,36 @@ def test_a_timeout_held_up_by_a_busy_event_loop_is_not_the_providers() -> None:
         outcome, record = runner.run(main())
     assert outcome.error is not None and outcome.error.code == "provider_timeout"
     assert record.calls == ()  # not counted
+
+
+def left_behind_failing(retry: RetrySettings) -> tuple[ProviderOutcome, BreakerRecord]:
+    """alpha and beta answer; gamma answers 503 to every attempt and is left behind at
+    its learned 0.3 s."""
+    fast = [Scripted(name, [Step(delay=0.01)]) for name in ("alpha", "beta")]
+    failing = Scripted("gamma", [Step(delay=0.01, status=503, body="busy")])
+
+    def learned() -> Policies:
+        made = policies()
+        made.retry = retry
+        for _ in range(20):
+            made.latency.record("gamma", 0.3)
+        return made
+
+    made = learned()
+    outcomes, _, _ = chain([*fast, failing], shared=lambda: made)
+    record = run(lambda: made.breaker.store.get_breaker("gamma"))
+    return outcomes["gamma"], record
+
+
+def test_a_straggler_whose_one_attempt_failed_is_not_counted() -> None:
+    outcome, record = left_behind_failing(RetrySettings(base_delay_s=1.0, jitter="none"))
+    assert outcome.status == "error" and outcome.retries == 0  # its retry was waiting
+    assert outcome.degradations[-1].kind == "straggler"
+    assert record.calls == ()
+
+
+def test_a_straggler_whose_every_attempt_failed_is_counted() -> None:
+    retry = RetrySettings(max_attempts=5, base_delay_s=0.05, jitter="none")
+    outcome, record = left_behind_failing(retry)
+    assert outcome.status == "error" and outcome.retries >= 1
+    assert [(call.failed, call.code) for call in record.calls] == [(True, "provider_unavailable")]

@@ -15,8 +15,11 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections import Counter
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,7 @@ __all__ = [
     "process_cpu_seconds",
     "ready",
     "search",
+    "serving",
     "stop",
     "wait_ready",
 ]
@@ -102,6 +106,27 @@ def wait_ready(base: str, process: subprocess.Popen[bytes], deadline: float, log
             continue
         text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
         raise SystemExit(f"the server at {base} {why}:\n{text[-2000:]}")
+
+
+@contextmanager
+def serving(
+    config: Path, log: Path, *args: str, env: Mapping[str, str] | None = None
+) -> Iterator[tuple[str, int]]:
+    """`sleuth serve --config CONFIG ARGS...` in its own process, its output in `log`,
+    until /readyz answers: (its base URL, its pid); stopped with SIGTERM after."""
+    port = free_port()
+    base = f"http://{HOST}:{port}"
+    command = [str(Path(sys.executable).with_name("sleuth")), "serve", "--host", HOST]
+    command += ["--port", str(port), "--config", str(config), *args]
+    with log.open("wb") as out:
+        server = subprocess.Popen(  # noqa: S603
+            command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}
+        )
+    try:
+        wait_ready(base, server, time.monotonic() + 60, log)
+        yield base, server.pid
+    finally:
+        stop([server])
 
 
 def stop(processes: list[subprocess.Popen[bytes]], timeout_s: float = 30) -> None:

@@ -33,13 +33,11 @@ import math
 import os
 import platform
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Coroutine, Iterator
-from contextlib import AsyncExitStack, contextmanager
+from collections.abc import Callable, Coroutine
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from importlib.util import find_spec
 from pathlib import Path
@@ -53,13 +51,11 @@ from _common import (
     HOST,
     REQUEST,
     ROOT,
-    free_port,
     machine_busy_seconds,
     percentile,
     process_cpu_seconds,
     search,
-    stop,
-    wait_ready,
+    serving,
 )
 from sleuth.config import load_settings
 from sleuth.gateway import Sleuth
@@ -104,22 +100,6 @@ def write_config(folder: Path, cache: bool) -> Path:
         encoding="utf-8",
     )
     return config
-
-
-@contextmanager
-def serving(config: Path, cassette: Path, log: Path) -> Iterator[tuple[str, int]]:
-    """`sleuth serve` in its own process until /readyz answers; stopped with SIGTERM."""
-    port = free_port()
-    base = f"http://{HOST}:{port}"
-    command = [str(Path(sys.executable).with_name("sleuth")), "serve", "--host", HOST]
-    command += ["--port", str(port), "--config", str(config), "--replay", str(cassette)]
-    with log.open("wb") as out:
-        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)  # noqa: S603
-    try:
-        wait_ready(base, server, time.monotonic() + 60, log)
-        yield base, server.pid
-    finally:
-        stop([server])
 
 
 @dataclass
@@ -276,12 +256,18 @@ def main() -> None:
         )
 
         stop_at = time.perf_counter() + args.budget
-        with serving(cache_off, CASSETTE, folder / "serve-off.log") as (base, pid):
+        with serving(cache_off, folder / "serve-off.log", "--replay", str(CASSETTE)) as (
+            base,
+            pid,
+        ):
             off, health_ms = run_loop(lambda: load(base, pid, "cache off", counts, stop_at))
         levels += off
         alone = run_loop(lambda: direct(cache_off, CASSETTE, counts[0]))
         if not args.no_cache_row:
-            with serving(cache_on, CASSETTE, folder / "serve-on.log") as (base, pid):
+            with serving(cache_on, folder / "serve-on.log", "--replay", str(CASSETTE)) as (
+                base,
+                pid,
+            ):
                 on, _ = run_loop(lambda: load(base, pid, "cache on", counts, stop_at))
             levels += on
 

@@ -48,12 +48,13 @@ from typing import Any
 
 import httpx
 
-from _common import HOST, ROOT, free_port, percentile, stop, wait_ready
+from _common import HOST, ROOT, free_port, percentile, serving, stop
 
 CHAIN = ("brave", "tavily", "exa")
 PATHS = {"brave": "/res/v1/web/search", "tavily": "/search", "exa": "/exa/search"}
 BACKEND = ROOT.parent / "shared" / "tools" / "faultback.py"
 DEADLINE_S = 3.0  # sleuth's default `deadline_s`, which the generated config keeps
+KEY = {"SOAK_DUMMY_KEY": "dummy"}  # every provider's api_key_env; the back end ignores it
 WORDS = ("install", "configure", "compare", "history", "price", "review", "guide", "error")
 
 
@@ -105,22 +106,6 @@ def write_config(folder: Path, ports: dict[str, int], extra: str) -> Path:
         encoding="utf-8",
     )
     return config
-
-
-@contextmanager
-def serving(config: Path, log: Path) -> Iterator[tuple[str, int]]:
-    port = free_port()
-    base = f"http://{HOST}:{port}"
-    command = [str(Path(sys.executable).with_name("sleuth")), "serve", "--host", HOST]
-    command += ["--port", str(port), "--config", str(config)]
-    env = {**os.environ, "SOAK_DUMMY_KEY": "dummy"}
-    with log.open("wb") as out:
-        server = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, env=env)  # noqa: S603
-    try:
-        wait_ready(base, server, time.monotonic() + 60, log)
-        yield base, server.pid
-    finally:
-        stop([server])
 
 
 @dataclass
@@ -252,7 +237,7 @@ def soak(args: argparse.Namespace, folder: Path) -> None:
     port = free_port()
     with backend(args.backend, port, args.fault_rate, 1, folder / "backend.log"):
         config = write_config(folder, dict.fromkeys(CHAIN, port), args.config_extra)
-        with serving(config, folder / "soak-server.log") as (base, _):
+        with serving(config, folder / "soak-server.log", env=KEY) as (base, _):
             run = Run()
             before = calls_served(port)
             asyncio.run(load(base, run, searches=args.searches, concurrency=args.concurrency))
@@ -265,7 +250,7 @@ def overload(args: argparse.Namespace, folder: Path) -> None:
     port = free_port()
     with backend(args.backend, port, 0.0, 2, folder / "backend.log"):
         config = write_config(folder, dict.fromkeys(CHAIN, port), args.config_extra)
-        with serving(config, folder / "overload-server.log") as (base, _):
+        with serving(config, folder / "overload-server.log", env=KEY) as (base, _):
             run = Run()
             asyncio.run(load(base, run, searches=args.overload_searches, concurrency=64))
     run.report("overload, healthy back ends, concurrency 64")
@@ -277,7 +262,7 @@ def outage(args: argparse.Namespace, folder: Path) -> None:
     log = folder / "backend.log"
     with backend(args.backend, shared, 0.0, 3, log):
         config = write_config(folder, ports, args.config_extra)
-        with serving(config, folder / "outage-server.log") as (base, _):
+        with serving(config, folder / "outage-server.log", env=KEY) as (base, _):
             run = Run()
             with backend(args.backend, own, 0.0, 4, log):
                 asyncio.run(

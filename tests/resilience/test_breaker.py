@@ -350,6 +350,7 @@ def info(code: str, category: str, action: str = "report") -> ErrorInfo:
         (info("auth_failed", "non_recoverable"), "failure"),
         (info("no_results", "non_recoverable"), "success"),
         (info("provider_rejected", "non_recoverable"), "success"),
+        (info("quota_exceeded", "non_recoverable", "fallback"), "exhausted"),
     ],
 )
 def test_what_a_call_counts_as(error: ErrorInfo | None, outcome: Outcome, clock: Clock) -> None:

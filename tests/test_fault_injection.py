@@ -252,3 +252,19 @@ async def test_a_captcha_that_keeps_coming_opens_the_breaker_and_the_next_search
     assert second.results  # mirror still answers
     captcha_calls = [r for r in server.requests[asked_before:] if r.mode == "captcha"]
     assert len(captcha_calls) == 4
+
+
+async def test_a_search_that_waited_before_it_started_still_answers_by_its_deadline(
+    server: FaultServer,
+) -> None:
+    """The deadline counts from when the search was asked (the HTTP layer passes the
+    request's arrival): one that waited 1.2 s of its 1.5 s answers within the rest."""
+    async with Sleuth(settings(server, server.url_for("timeout"))) as sleuth:
+        started = time.perf_counter()
+        response = await sleuth.search(
+            {"query": QUERY, "no_cache": True}, arrived=started - (DEADLINE_S - 0.3)
+        )
+        elapsed = time.perf_counter() - started
+    assert elapsed < 0.45  # the hung provider's own timeout alone is 0.5 s
+    assert response.providers["searxng"].status in ("timeout", "error")
+    assert response.providers["mirror"].status == "ok" and response.results

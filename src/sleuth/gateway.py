@@ -260,6 +260,7 @@ class Sleuth:
         progress: Progress | None = None,
         task_id: str | None = None,
         patient: bool = False,
+        arrived: float | None = None,
     ) -> SearchResponse:
         """Run one search. Raises only for the caller's own mistakes (`InvalidRequest`,
         `PolicyViolation`) and for `TooManyRequests` when the process is too busy to
@@ -267,11 +268,13 @@ class Sleuth:
         back-end failures are reported inside the response.
 
         `progress` hears each stage and each provider start and finish; `task_id`
-        names the response (a fresh one when not given). Every way out (fresh, cached,
+        names the response (a fresh one when not given); `arrived` is when the request
+        came in (`time.perf_counter`; default now), where its deadline starts. Every
+        way out (fresh, cached,
         the ladder's fallback) passes the output-safety gate and has secrets redacted
         from its errors, and leaves one call-log event (a failed one when it raises)."""
         task_id = task_id or f"srch_{uuid.uuid4().hex}"
-        arrived = time.perf_counter()
+        arrived = time.perf_counter() if arrived is None else arrived
         with self.observer.watch(request, task_id) as watch:
             async with self.gate.admit(patient=patient):
                 # A task's deadline starts when it runs; an answer's when it was asked.

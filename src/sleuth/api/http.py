@@ -36,6 +36,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sleuth import keys
 from sleuth.api import dashboard
@@ -189,12 +190,26 @@ def create_app(
         version="0.1.0",
         lifespan=lifespan,
     )
+    app.add_middleware(_StampArrival)
     _install_error_handlers(app)
     _install_routes(app)
     app.include_router(dashboard.routes(service, caller))
     # A Route, not a Mount: a Mount would answer /mcp with a redirect to /mcp/.
     app.router.routes.append(Route("/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"]))
     return app
+
+
+class _StampArrival:
+    """Notes when each request reached the app, so that a search's deadline counts
+    from there: reading the body, checking the key and waiting for the loop included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            scope.setdefault("state", {})["arrived"] = time.perf_counter()
+        await self.app(scope, receive, send)
 
 
 async def _refresh_priors(core: Sleuth, store: Store) -> None:
@@ -255,13 +270,14 @@ def _install_routes(app: FastAPI) -> None:
         responses={**_ERRORS, 504: {"model": ErrorInfo, "description": "Took too long."}},
         tags=["search"],
     )
-    async def search(body: SearchRequest, svc: Svc, who: Asker) -> JSONResponse:
+    async def search(body: SearchRequest, svc: Svc, who: Asker, request: Request) -> JSONResponse:
         """Run one search and answer with the projected, cited result."""
         timeout = svc.settings.serve.search_timeout_s + svc.settings.deadline_s
+        arrived: float | None = getattr(request.state, "arrived", None)
         try:
             async with asyncio.timeout(timeout):
                 with call_context(tenant=who.tenant, tool_name="http_search"):
-                    response = await svc.sleuth.search(body)
+                    response = await svc.sleuth.search(body, arrived=arrived)
         except TimeoutError:
             raise SearchTimeout(
                 f"the search took longer than {timeout:g}s; submit it as a task instead"

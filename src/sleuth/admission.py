@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import time
 import weakref
 from collections import deque
@@ -37,6 +36,7 @@ from contextlib import asynccontextmanager
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.errors import TooManyRequests
+from sleuth.metrics import percentile
 
 __all__ = ["AdmissionSettings", "FinishingTime", "Gate"]
 
@@ -190,10 +190,9 @@ class FinishingTime:
         >>> finishing.reserve_s(3.0), finishing.reserve_s(0.09)
         (0.095, 0.03)
         """
-        if not self._seconds:
+        p95 = percentile(self._seconds, 0.95)
+        if p95 is None:
             return _MIN_RESERVE_S
-        ordered = sorted(self._seconds)
-        p95 = ordered[math.ceil(0.95 * len(ordered)) - 1]
         return min(deadline_s / 3, max(_MIN_RESERVE_S, p95))
 
 

@@ -519,10 +519,6 @@ def _answered(slot: _Slot) -> tuple[str, int]:
         if outcome.status == "ok":
             return outcome.provider, len(outcome.hits)
     return outcomes[0].provider, 0
-    for outcome in slot.result()[0]:
-        if outcome.status == "ok":
-            return outcome.provider, len(outcome.hits)
-    return None
 
 
 async def _slot(

@@ -144,6 +144,12 @@ class LatencyTracker:
     def p95(self, provider: str) -> float | None:
         return self.quantile(provider, 0.95)
 
+    def learned(self, provider: str, q: float, min_samples: int) -> float | None:
+        """The `q` quantile once at least `min_samples` latencies are known, else None."""
+        if self.count(provider) < min_samples:
+            return None
+        return self.quantile(provider, q)
+
 
 def hedge_delay(provider: str, tracker: LatencyTracker, settings: HedgeSettings) -> float | None:
     """How long `provider` gets before the next provider is asked too; None when hedging is off.
@@ -166,10 +172,9 @@ def hedge_delay(provider: str, tracker: LatencyTracker, settings: HedgeSettings)
         return None
     if provider in settings.delay_s:
         return settings.delay_s[provider]
-    if settings.learn and tracker.count(provider) >= settings.min_samples:
-        learned = tracker.quantile(provider, settings.quantile)
-        if learned is not None:
-            return min(settings.cap_s, max(settings.floor_s, learned))
+    learned = tracker.learned(provider, settings.quantile, settings.min_samples)
+    if settings.learn and learned is not None:
+        return min(settings.cap_s, max(settings.floor_s, learned))
     return settings.default_delay_s
 
 

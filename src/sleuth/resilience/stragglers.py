@@ -75,10 +75,8 @@ def patience(provider: str, tracker: LatencyTracker, settings: StragglerSettings
     >>> patience("brave", tracker, StragglerSettings(min_samples=1))   # the floor
     0.25
     """
-    if tracker.count(provider) < settings.min_samples:
-        return settings.default_s
-    learned = tracker.quantile(provider, settings.quantile) or settings.default_s
-    return max(settings.floor_s, learned)
+    learned = tracker.learned(provider, settings.quantile, settings.min_samples)
+    return settings.default_s if learned is None else max(settings.floor_s, learned)
 
 
 def enough(finished: Sequence[int], slots: int, want: int, settings: StragglerSettings) -> bool:

@@ -9,7 +9,7 @@
 
 Each set was written by hand from realistic text; the notes say which cases were
 held out while the rules were written. Also prints the median cost of each check
-over the recorded cassettes' results.
+over the recorded cassettes' results (grounding: a three-sentence summary against ten).
 
     python bench/verification.py
 """
@@ -29,8 +29,11 @@ from sleuth.contract import ResultItem
 from sleuth.mapping_files import MappingFiles
 from sleuth.stages.dates import DateSettings, find_date, score_dates
 from sleuth.stages.facts import FactSettings, check_facts, score_claims
+from sleuth.stages.grounding import verify_summary
+from sleuth.stages.grounding_facts import facts_of
 from sleuth.stages.injection import InjectionSettings, score_injections, screen
 from sleuth.stages.normalize import normalize
+from sleuth.text import tokens
 from sleuth.transport import read_cassette
 
 DATA = Path(__file__).parents[1] / "tests" / "data"
@@ -62,6 +65,19 @@ def median_ms(run: Callable[[], object], repeat: int = 200) -> float:
         run()
         times.append((time.process_time() - started) * 1000)
     return statistics.median(times)
+
+
+def ground_fresh(items: list[ResultItem]) -> None:
+    """Check a three-sentence summary made of three results' snippets against ten results,
+    with the sentences' facts and tokens uncached (the rank stage has tokenised the
+    results already, as in a search)."""
+    tokens.cache_clear()
+    facts_of.cache_clear()
+    for item in items:
+        tokens(item.title)
+        tokens(item.snippet)
+    summary = " ".join(item.snippet.split(". ")[0].rstrip(".") + "." for item in items[:3])
+    verify_summary(summary, items)
 
 
 def main() -> None:
@@ -96,6 +112,7 @@ def main() -> None:
         ),
         "facts": median_ms(lambda: check_facts(items, terms, fact_settings)),
         "injections": median_ms(lambda: screen(items, injection_settings)),
+        "grounding": median_ms(lambda: ground_fresh(items[:10])),
     }
     shown = ", ".join(f"{name} {ms:.3f}" for name, ms in cost.items())
     print(f"cost over {len(items)} recorded results, median CPU ms: {shown}")

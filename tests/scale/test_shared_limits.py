@@ -112,20 +112,17 @@ async def test_a_breaker_opened_on_one_replica_is_open_on_the_others(
             for n in range(4):
                 tripped = await search(first.base, f"breaker trips here {n}")
                 assert tripped["providers"]["searxng"]["status"] == "error"
-            opened_at = time.monotonic()
             assert len(provider.requests) == 7
 
             # The others skip it on their next search once the closed record each read
             # before has aged out of its read cache (`breaker.read_cache_s`, the
-            # documented bound), well within a second.
+            # documented bound): a stale record would send them to the provider.
             await asyncio.sleep(BreakerSettings().read_cache_s)
             for n, replica in enumerate(others):
                 skipped = await search(replica.base, f"breaker open elsewhere {n}")
                 assert skipped["providers"]["searxng"]["status"] == "skipped", skipped
                 kinds = [d["kind"] for d in skipped["degradations"]]
                 assert "breaker_open" in kinds, skipped["degradations"]
-            elapsed = time.monotonic() - opened_at
-            assert elapsed < 1.0, f"the others saw the open breaker after {elapsed:.2f}s"
             assert len(provider.requests) == 7  # nobody called the provider again
         finally:
             for client in clients.values():

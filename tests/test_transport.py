@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
-import httpx
+import aiohttp
 import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
@@ -442,14 +442,11 @@ async def test_no_proxy_in_the_environment_cannot_exempt_a_host(
     assert second_server.log == []
 
 
-def test_a_client_handed_in_with_a_proxy_or_a_policy_is_refused(tmp_path: Path) -> None:
+async def test_a_client_handed_in_with_a_proxy_or_a_policy_is_refused(tmp_path: Path) -> None:
     for settings in ({"egress_proxy": "http://127.0.0.1:3128"}, {"egress": policy()}):
-        with pytest.raises(ConfigError, match="could bypass them"):
-            HttpTransport(
-                kb_path=tmp_path / "kb.sqlite",
-                client=httpx.AsyncClient(),
-                **settings,
-            )
+        async with aiohttp.ClientSession() as session:
+            with pytest.raises(ConfigError, match="could bypass them"):
+                HttpTransport(kb_path=tmp_path / "kb.sqlite", client=session, **settings)
 
 
 @pytest.mark.parametrize(
@@ -469,8 +466,8 @@ def test_an_unusable_proxy_url_is_a_config_error(tmp_path: Path, proxy: str) -> 
 
 
 def test_a_socks_proxy_without_its_extra_is_a_config_error(tmp_path: Path) -> None:
-    if importlib.util.find_spec("socksio") is not None:
-        pytest.skip("httpx's socks extra is installed: socks proxies work")
+    if importlib.util.find_spec("aiohttp_socks") is not None:
+        pytest.skip("aiohttp-socks is installed: socks proxies work")
     with pytest.raises(ConfigError, match="cannot be used"):
         HttpTransport(
             kb_path=tmp_path / "kb.sqlite", egress_proxy="socks5://user:s3cret@127.0.0.1:1080"

@@ -1,6 +1,6 @@
 """The only place that performs provider I/O.
 
-`HttpTransport` sends a provider's `HttpRequest` with one shared httpx client
+`HttpTransport` sends a provider's `HttpRequest` with one shared aiohttp session
 (connection reuse, per-call timeouts, the optional egress proxy), answers `kb:`
 requests from the local index, and `ddgs:` requests through the ddgs library
 (DuckDuckGo has no JSON API; the library is the one I/O sleuth hands away, behind
@@ -16,7 +16,7 @@ included; through a proxy, the destination is checked before the proxy is asked.
 
 `ReplayTransport` answers from a JSON Lines
 cassette and never touches the network; `RecordingTransport` wraps another
-transport and appends every exchange to a cassette. httpx errors become
+transport and appends every exchange to a cassette. aiohttp's errors become
 `SearchError`s here, in one place.
 
 A cassette line:
@@ -31,20 +31,25 @@ answer successive calls in file order (a 429 and then a 200, say).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import json
 import math
+import os
+import socket
 import ssl
 import time
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import partial
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Protocol
 
-import httpcore
-import httpx
+import aiohttp
+import certifi
+import yarl
+from aiohttp.abc import AbstractResolver, ResolveResult
 
 from sleuth import egress, kb
 from sleuth.egress import EgressPolicy
@@ -66,7 +71,9 @@ USER_AGENT = "sleuth/0.1 (search for AI agents)"
 _PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 # Generous: waiting for a pooled connection is sleuth's own queue, not the provider's
 # slowness, and 64 searches over three providers keep ~200 requests out at once.
-_LIMITS = httpx.Limits(max_connections=512, max_keepalive_connections=128)
+_MAX_CONNECTIONS = 512
+_MAX_REDIRECTS = 10
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 # Response headers worth keeping in a cassette; cookies and the like are not.
 _RECORDED_HEADERS = ("content-type", "retry-after", "date", "x-ratelimit-remaining")
 
@@ -101,14 +108,20 @@ def decode_body(content: bytes, content_type: str) -> Any:
 
 
 class HttpTransport:
-    """Real I/O: httpx for HTTP(S), the SQLite index for `kb:` requests.
+    """Real I/O: aiohttp for HTTP(S), the SQLite index for `kb:` requests.
 
     `egress_proxy`: every HTTP and ddgs call goes through it. `egress`: the address
     policy every HTTP connection is checked against; None checks nothing (tests
     against local servers, and deployments that turn `egress.check_addresses` off).
-    `client`: a ready httpx client, only without proxy and policy (sleuth cannot
-    vouch for how a client it did not build routes its calls). Raises `ConfigError`
+    `client`: a ready aiohttp session, only without proxy and policy (sleuth cannot
+    vouch for how a session it did not build routes its calls). Raises `ConfigError`
     for an unusable proxy URL.
+
+    aiohttp, not httpx: on the side-by-side load (bench/vs_searxng.py) httpx's
+    connection pool cost 2.7-3.2 ms of CPU a call and aiohttp 0.3-0.5 ms, and a
+    search makes a call per provider. The session is made on first use, in the
+    running event loop (a session belongs to its loop; `Sleuth.search_sync` runs a
+    loop per call), and redirects are followed here, so that every hop is checked.
     """
 
     def __init__(
@@ -117,7 +130,7 @@ class HttpTransport:
         kb_path: Path,
         egress_proxy: str | None = None,
         max_body_bytes: int = 5_000_000,
-        client: httpx.AsyncClient | None = None,
+        client: aiohttp.ClientSession | None = None,
         egress: EgressPolicy | None = None,
     ) -> None:
         if client is not None and (egress_proxy is not None or egress is not None):
@@ -127,8 +140,17 @@ class HttpTransport:
             )
         self._kb_path = kb_path
         self._proxy = _checked_proxy(egress_proxy)
+        self._socks = self._proxy is not None and self._proxy.startswith("socks")
+        if self._socks and find_spec("aiohttp_socks") is None:
+            raise ConfigError(
+                "egress_proxy is a socks proxy, which cannot be used without the "
+                "aiohttp-socks package"
+            )
+        self._policy = egress
         self._max_body_bytes = max_body_bytes
-        self._client = client or _build_client(self._proxy, egress)
+        self._given = client
+        self._session: aiohttp.ClientSession | None = None
+        self._session_loop: asyncio.AbstractEventLoop | None = None
 
     async def send(
         self, provider: str, query: str, request: HttpRequest, timeout_s: float
@@ -183,61 +205,128 @@ class HttpTransport:
     async def _over_http(
         self, provider: str, request: HttpRequest, timeout_s: float
     ) -> RawResponse:
+        session = self._client_session()
+        timeout = aiohttp.ClientTimeout(total=timeout_s)
+        url = yarl.URL(request.url).update_query(dict(request.params))
+        method, body = request.method, request.json
         try:
-            async with self._client.stream(
-                request.method,
-                request.url,
-                params=dict(request.params),
-                headers=dict(request.headers),
-                json=request.json,
-                timeout=timeout_s,
-            ) as response:
-                content = await self._read_capped(provider, response)
-        except httpx.TimeoutException as exc:
+            for _ in range(_MAX_REDIRECTS + 1):
+                await self._check_hop(url, timeout_s)
+                async with session.request(
+                    method,
+                    url,
+                    headers=dict(request.headers),
+                    json=body,
+                    proxy=None if self._socks else self._proxy,
+                    allow_redirects=False,
+                    timeout=timeout,
+                ) as response:
+                    location = response.headers.get("Location")
+                    if response.status in _REDIRECTS and location:
+                        url = _redirected(provider, url, location)
+                        if response.status == 303 or (
+                            response.status in (301, 302) and method == "POST"
+                        ):
+                            method, body = "GET", None  # as browsers (and httpx) do
+                        continue
+                    content = await self._read_capped(provider, response)
+                    headers = {key.lower(): value for key, value in response.headers.items()}
+                    return RawResponse(
+                        response.status,
+                        headers,
+                        decode_body(content, headers.get("content-type", "")),
+                    )
+        except TimeoutError as exc:  # aiohttp's timeouts are TimeoutErrors too
             raise ProviderTimeout(
                 f"{provider} did not answer within {timeout_s:.1f}s", provider=provider
             ) from exc
-        except httpx.ProxyError as exc:
+        except (aiohttp.ClientProxyConnectionError, aiohttp.ClientHttpProxyError) as exc:
             raise ProviderUnavailable(
                 f"egress proxy refused or failed the call to {provider}: {exc}", provider=provider
             ) from exc
-        except httpx.TransportError as exc:
+        except aiohttp.ClientConnectorDNSError as exc:
+            raise ProviderUnavailable(
+                f"cannot reach {provider}: cannot resolve {exc.host}: {exc.os_error}",
+                provider=provider,
+            ) from exc
+        except aiohttp.ClientError as exc:
             raise ProviderUnavailable(
                 f"cannot reach {provider}: {type(exc).__name__}: {exc}", provider=provider
             ) from exc
-        except EgressDenied as exc:  # raised below httpx, which knows no provider
+        except EgressDenied as exc:  # raised by the resolver, which knows no provider
             raise EgressDenied(exc.message, provider=provider) from None
-        headers = {key.lower(): value for key, value in response.headers.items()}
-        body = decode_body(content, headers.get("content-type", ""))
-        return RawResponse(response.status_code, headers, body)
+        raise BadResponse(
+            f"{provider} redirected more than {_MAX_REDIRECTS} times", provider=provider
+        )
 
-    async def _read_capped(self, provider: str, response: httpx.Response) -> bytes:
+    async def _check_hop(self, url: yarl.URL, timeout_s: float) -> None:
+        """The egress check of one hop that the resolver cannot make: an address
+        literal (aiohttp connects to one without asking the resolver), and, through a
+        proxy, the destination before the proxy is asked."""
+        if self._policy is None or url.host is None:
+            return
+        port = url.port or (443 if url.scheme == "https" else 80)
+        if self._proxy is not None:
+            await egress.check_before_proxy(url.host, port, self._policy, timeout_s)
+        elif (address := egress.literal_address(url.host)) is not None:
+            self._policy.check(url.host, address)
+
+    async def _read_capped(self, provider: str, response: aiohttp.ClientResponse) -> bytes:
+        if (response.content_length or 0) > self._max_body_bytes:
+            raise self._too_big(provider, response.status)
         chunks = bytearray()
-        async for chunk in response.aiter_bytes():
+        async for chunk in response.content.iter_chunked(65536):
             chunks.extend(chunk)
             if len(chunks) > self._max_body_bytes:
-                raise BadResponse(
-                    f"{provider} sent a body over the {self._max_body_bytes}-byte limit",
-                    provider=provider,
-                    http_status=response.status_code,
-                )
+                raise self._too_big(provider, response.status)
         return bytes(chunks)
 
+    def _too_big(self, provider: str, status: int) -> BadResponse:
+        return BadResponse(
+            f"{provider} sent a body over the {self._max_body_bytes}-byte limit",
+            provider=provider,
+            http_status=status,
+        )
+
+    def _client_session(self) -> aiohttp.ClientSession:
+        """The session of the running loop, made on first use there."""
+        if self._given is not None:
+            return self._given
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._session_loop is not loop or self._session.closed:
+            self._session = _build_session(self._proxy if self._socks else None, self._policy)
+            self._session_loop = loop
+        return self._session
+
     async def aclose(self) -> None:
-        await self._client.aclose()
+        session, self._session = self._session, None
+        if session is not None and not session.closed:
+            with contextlib.suppress(RuntimeError):  # its loop is gone: nothing is left open
+                await session.close()
+
+
+def _redirected(provider: str, url: yarl.URL, location: str) -> yarl.URL:
+    target = url.join(yarl.URL(location))
+    if target.scheme not in ("http", "https"):
+        raise EgressDenied(
+            f"{provider} redirected to a {target.scheme or 'relative'}: URL, which sleuth "
+            "does not follow (only http and https)",
+            provider=provider,
+        )
+    return target
 
 
 def _checked_proxy(proxy: str | None) -> str | None:
-    """`proxy` when it is a URL httpx and ddgs can route through; `ConfigError` if not,
-    so that a typo fails at start-up and never sends calls direct."""
+    """`proxy` when it is a URL aiohttp and ddgs can route through; `ConfigError` if
+    not, so that a typo fails at start-up and never sends calls direct."""
     if proxy is None:
         return None
     # The messages never repeat the URL: it may carry the proxy's password.
     try:
-        url = httpx.URL(proxy)
-    except httpx.InvalidURL:
+        url = yarl.URL(proxy)
+        port_ok = url.explicit_port is None or 0 < url.explicit_port < 65536
+    except ValueError:
         raise ConfigError("egress_proxy is not a valid URL") from None
-    port_ok = url.port is None or 0 < url.port < 65536  # httpx lets 99999 through
     if url.scheme not in _PROXY_SCHEMES or not url.host or not port_ok:
         raise ConfigError(
             "egress_proxy must be an http://, https://, socks5:// or socks5h:// URL with a "
@@ -246,115 +335,70 @@ def _checked_proxy(proxy: str | None) -> str | None:
     return proxy
 
 
-def _build_client(proxy: str | None, policy: EgressPolicy | None) -> httpx.AsyncClient:
-    """The one httpx client, routed as configured and nothing else.
+def _build_session(socks: str | None, policy: EgressPolicy | None) -> aiohttp.ClientSession:
+    """The one session, routed as configured and nothing else.
 
     `trust_env=False`: HTTP(S)_PROXY, ALL_PROXY and NO_PROXY cannot send calls around
     the configured proxy (or through one nobody configured), and .netrc adds no
     credentials; the CA bundle variables (SSL_CERT_FILE, SSL_CERT_DIR) still count.
+    An http(s) proxy is given per request; a socks proxy is the connector itself.
     """
-    verify = httpx.create_ssl_context(trust_env=True)
-    hooks: dict[str, list[Any]] = {}
-    transport: httpx.AsyncHTTPTransport
-    try:
-        if policy is not None and proxy is None:
-            transport = _CheckedTransport(policy, verify)
-        else:
-            transport = httpx.AsyncHTTPTransport(
-                verify=verify, limits=_LIMITS, proxy=proxy, trust_env=False
-            )
-    except ImportError:  # a socks5 proxy without httpx's socks extra
-        raise ConfigError(
-            "egress_proxy is a socks proxy, which cannot be used without httpx's socks "
-            "extra (the socksio package)"
-        ) from None
-    if policy is not None and proxy is not None:
-        hooks["request"] = [partial(_check_destination, policy)]
-    return httpx.AsyncClient(
-        transport=transport,
-        trust_env=False,
-        headers={"User-Agent": USER_AGENT},
-        follow_redirects=True,
-        event_hooks=hooks,
-    )
+    verify = _ssl_context()
+    connector: aiohttp.BaseConnector
+    if socks is not None:
+        from aiohttp_socks import ProxyConnector
 
-
-async def _check_destination(policy: EgressPolicy, request: httpx.Request) -> None:
-    """Before a call (or a redirect) goes to the proxy: check where it is headed."""
-    timeout = request.extensions.get("timeout", {}).get("connect")
-    await egress.check_before_proxy(
-        request.url.host, request.url.port or _default_port(request.url), policy, timeout
-    )
-
-
-def _default_port(url: httpx.URL) -> int:
-    return 443 if url.scheme == "https" else 80
-
-
-class _CheckedTransport(httpx.AsyncHTTPTransport):
-    """httpx's transport whose connections go only to addresses the policy allows.
-
-    httpx takes no network backend, so the connection pool it built is replaced by
-    one with `_CheckedBackend`; should a future httpx keep its pool elsewhere, this
-    refuses to start rather than run unchecked.
-    """
-
-    def __init__(self, policy: EgressPolicy, verify: ssl.SSLContext) -> None:
-        super().__init__(verify=verify, limits=_LIMITS, trust_env=False)
-        if not isinstance(getattr(self, "_pool", None), httpcore.AsyncConnectionPool):
-            raise ConfigError(
-                "this httpx version keeps its connection pool elsewhere: the egress check "
-                "cannot be installed, and sleuth will not connect unchecked"
-            )
-        self._pool = httpcore.AsyncConnectionPool(
-            ssl_context=verify,
-            max_connections=_LIMITS.max_connections,
-            max_keepalive_connections=_LIMITS.max_keepalive_connections,
-            keepalive_expiry=_LIMITS.keepalive_expiry,
-            network_backend=_CheckedBackend(policy),
+        connector = ProxyConnector.from_url(socks, ssl=verify, limit=_MAX_CONNECTIONS, rdns=True)
+    else:
+        resolver = _CheckedResolver(policy) if policy is not None else None
+        connector = aiohttp.TCPConnector(
+            ssl=verify, limit=_MAX_CONNECTIONS, resolver=resolver, use_dns_cache=policy is None
         )
+    return aiohttp.ClientSession(
+        connector=connector, trust_env=False, headers={"User-Agent": USER_AGENT}
+    )
 
 
-class _CheckedBackend(httpcore.AsyncNetworkBackend):
-    """Resolves each connection's host itself, checks every address, and connects to a
-    checked one: no second lookup happens between the check and the connection.
+def _ssl_context() -> ssl.SSLContext:
+    """Certificates from SSL_CERT_FILE / SSL_CERT_DIR when set, else certifi's bundle."""
+    if os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR"):
+        return ssl.create_default_context(
+            cafile=os.environ.get("SSL_CERT_FILE"), capath=os.environ.get("SSL_CERT_DIR")
+        )
+    return ssl.create_default_context(cafile=certifi.where())
 
-    TLS still verifies the certificate against the host name (httpcore passes the
-    URL's host as the server name, not the address connected to).
+
+class _CheckedResolver(AbstractResolver):
+    """Resolves each connection's host itself and hands aiohttp only checked
+    addresses, which it then connects to: no second lookup happens between the check
+    and the connection (redirects included: each new host comes here).
+
+    TLS still verifies the certificate against the host name (aiohttp passes the
+    URL's host as the server name, not the address connected to). The connector's
+    DNS cache is off, so a name is checked on every new connection.
     """
 
     def __init__(self, policy: EgressPolicy) -> None:
         self._policy = policy
-        self._inner = httpcore.AnyIOBackend()
 
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,
-        local_address: str | None = None,
-        socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        try:
-            addresses = await asyncio.wait_for(
-                egress.allowed_addresses(host, port, self._policy), timeout
+    async def resolve(
+        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
+    ) -> list[ResolveResult]:
+        addresses = await egress.allowed_addresses(host, port, self._policy)
+        return [
+            ResolveResult(
+                hostname=host,
+                host=str(address),
+                port=port,
+                family=socket.AF_INET6 if address.version == 6 else socket.AF_INET,
+                proto=0,
+                flags=socket.AI_NUMERICHOST,
             )
-        except TimeoutError as exc:
-            raise httpcore.ConnectTimeout(f"resolving {host} timed out") from exc
-        except OSError as exc:  # the name does not resolve: as httpcore would report it
-            raise httpcore.ConnectError(f"cannot resolve {host}: {exc}") from exc
-        failure: httpcore.ConnectError | None = None
-        for address in addresses:
-            try:
-                return await self._inner.connect_tcp(
-                    str(address), port, timeout, local_address, socket_options
-                )
-            except httpcore.ConnectError as exc:  # the next address may answer
-                failure = exc
-        raise failure or httpcore.ConnectError(f"{host} resolves to no address")
+            for address in addresses
+        ]
 
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
+    async def close(self) -> None:
+        return None
 
 
 def _ddgs_takes_proxy() -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import httpx
+import aiohttp
 import pytest
 import yaml
 
@@ -131,7 +131,7 @@ CASES: list[tuple[str, Failure, str, str, str]] = [
             "tavily",
             caused(
                 ProviderTimeout("tavily did not answer within 2.0s", provider="tavily"),
-                httpx.ReadTimeout("timed out"),
+                aiohttp.SocketTimeoutError("Timeout on reading data from socket"),
             ),
         ),
         "recoverable",
@@ -172,8 +172,8 @@ CASES: list[tuple[str, Failure, str, str, str]] = [
         Failure.of(
             "searxng",
             caused(
-                ProviderUnavailable("cannot reach searxng: ConnectError", provider="searxng"),
-                httpx.ConnectError("[Errno 111] Connection refused"),
+                ProviderUnavailable("cannot reach searxng: ClientOSError", provider="searxng"),
+                aiohttp.ClientOSError(111, "Connection refused"),
             ),
         ),
         "recoverable",
@@ -531,13 +531,14 @@ rules:
 def test_exception_matches_transport_exception_bases_and_codes() -> None:
     table = rules("""
 rules:
-  - match: {exception: TimeoutException}
-    then: {category: recoverable, code: httpx_timeout, action: retry}
+  - match: {exception: ServerTimeoutError}
+    then: {category: recoverable, code: read_timeout, action: retry}
   - match: {exception: rate_limited}
     then: {category: recoverable, code: by_code, action: retry}
 """)
-    pool = caused(ProviderTimeout("pool"), httpx.PoolTimeout("no connection free"))
-    assert classify(Failure.of("brave", pool), table).code == "httpx_timeout"
+    # SocketTimeoutError's base ServerTimeoutError matches.
+    read = caused(ProviderTimeout("read"), aiohttp.SocketTimeoutError("no data in time"))
+    assert classify(Failure.of("brave", read), table).code == "read_timeout"
     assert classify(Failure.of("brave", RateLimited("slow down")), table).code == "by_code"
 
 

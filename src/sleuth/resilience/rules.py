@@ -128,7 +128,7 @@ class Failure:
 
     `headers` have lower-case names; `body` is the text (or JSON dumped) cut to the
     preview size; `error` is the contract error, if the failure became one;
-    `exception_type` names the underlying exception (httpx's `ConnectError`, a
+    `exception_type` names the underlying exception (aiohttp's `ClientConnectorError`, a
     `KeyError` from a parser); `cause` is that exception, whose bases also match.
     """
 

@@ -112,12 +112,15 @@ def wait_ready(base: str, process: subprocess.Popen[bytes], deadline: float, log
 def serving(
     config: Path, log: Path, *args: str, env: Mapping[str, str] | None = None
 ) -> Iterator[tuple[str, int]]:
-    """`sleuth serve --config CONFIG ARGS...` in its own process, its output in `log`,
-    until /readyz answers: (its base URL, its pid); stopped with SIGTERM after."""
+    """`sleuth serve --config CONFIG ARGS...` (one process unless ARGS say
+    `--processes`), its output in `log`, until /readyz answers: (its base URL, its
+    pid); stopped with SIGTERM after."""
     port = free_port()
     base = f"http://{HOST}:{port}"
     command = [str(Path(sys.executable).with_name("sleuth")), "serve", "--host", HOST]
     command += ["--port", str(port), "--config", str(config), *args]
+    if "--processes" not in args:
+        command += ["--processes", "1"]  # the benches measure one process unless told
     with log.open("wb") as out:
         server = subprocess.Popen(  # noqa: S603
             command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **(env or {})}

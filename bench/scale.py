@@ -150,7 +150,7 @@ def write_config(folder: Path, redis_port: int, namespace: str, *, shared: bool)
         "quota": {"default": {"rate_per_s": 1e6, "burst_per_s": 1e6}, "enabled": shared},
         "breaker": {"enabled": shared},
         "tasks": {"queue_max": 100_000},
-        "serve": {"shutdown_grace_s": 0},
+        "serve": {"shutdown_grace_s": 0, "processes": 1},
     }
     path = folder / f"{namespace}.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")

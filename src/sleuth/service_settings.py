@@ -98,6 +98,14 @@ class ServeSettings(BaseModel):
         description="On shutdown, running tasks get this long to finish; the rest go "
         "back to the queue for the next start.",
     )
+    processes: int = Field(
+        0,
+        ge=0,
+        le=64,
+        description="Worker processes `sleuth serve` runs on its one port, sharing the "
+        "store (SQLite or Redis); 0: one per core. A memory store belongs to one "
+        "process, so with it `sleuth serve` runs one.",
+    )
 
     def auth_required(self, host: str | None = None) -> bool:
         """Whether requests need a key when the server binds to `host`."""

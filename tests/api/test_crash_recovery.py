@@ -33,7 +33,7 @@ def service_config(tmp_path: Path, provider_url: str) -> Path:
         "kb": {"path": str(tmp_path / "kb.sqlite")},
         "cache": {"enabled": False},
         "tasks": {"workers": 4, "lease_s": 2.0, "poll_s": 0.1},
-        "serve": {"shutdown_grace_s": 0},
+        "serve": {"shutdown_grace_s": 0, "processes": 1},
     }
     path = tmp_path / "sleuth.yaml"
     path.write_text(yaml.safe_dump(config), encoding="utf-8")

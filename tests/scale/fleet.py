@@ -68,7 +68,7 @@ def write_config(
         "store": {"backend": "redis", "url": redis_url, "namespace": namespace},
         "kb": {"path": str(folder / "kb.sqlite")},
         "cache": {"enabled": False},
-        "serve": {"shutdown_grace_s": 0},
+        "serve": {"shutdown_grace_s": 0, "processes": 1},
         **sections,
     }
     path = folder / f"sleuth-{namespace}.yaml"

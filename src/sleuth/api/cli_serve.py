@@ -19,7 +19,9 @@ the running ones back at once.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
 import signal
 import sys
 import time
@@ -40,7 +42,7 @@ from sleuth.service_settings import is_loopback
 from sleuth.store import Store, open_store
 from sleuth.tasks import TaskRunner
 
-__all__ = ["keys_app", "run_worker", "serve_command", "worker_command"]
+__all__ = ["keys_app", "run_worker", "serve_command", "worker_app", "worker_command"]
 
 log = logging.getLogger("sleuth.worker")
 
@@ -83,6 +85,15 @@ def serve_command(
             help="Run tasks in this process too; --no-workers leaves them to `sleuth worker`.",
         ),
     ] = True,
+    processes: Annotated[
+        int | None,
+        typer.Option(
+            "--processes",
+            min=0,
+            max=64,
+            help="Worker processes on the one port (default: serve.processes; 0: one per core).",
+        ),
+    ] = None,
 ) -> None:
     """Serve the HTTP API, server-sent task events and MCP (at /mcp)."""
     import uvicorn
@@ -90,6 +101,7 @@ def serve_command(
     from sleuth.api.http import create_app
 
     settings = _settings(config, replay)
+    count = _process_count(settings, processes)
     bind = host or settings.serve.host
     bind_port = settings.serve.port if port is None else port
     if settings.serve.auth == "off" and not is_loopback(bind):
@@ -106,8 +118,64 @@ def serve_command(
         console.print(f"  replay   every provider answers from {replay}", highlight=False)
     if not workers:
         console.print("  tasks    accepted here, run by `sleuth worker` processes", highlight=False)
-    app = create_app(settings, bound_host=bind, workers=workers)
-    uvicorn.run(app, host=bind, port=bind_port, log_level="warning", access_log=False)
+    if count == 1:
+        app = create_app(settings, bound_host=bind, workers=workers)
+        uvicorn.run(app, host=bind, port=bind_port, log_level="warning", access_log=False)
+        return
+    console.print(
+        f"  processes {count}, sharing the {settings.store.backend} store", highlight=False
+    )
+    # Each worker process builds its own app from the same sources (the config file,
+    # the inherited SLEUTH_* environment and these arguments).
+    os.environ[_WORKER_SPEC] = json.dumps(
+        {
+            "config": config and str(config.resolve()),
+            "replay": replay and str(replay.resolve()),
+            "bound_host": bind,
+            "workers": workers,
+        }
+    )
+    uvicorn.run(
+        f"{__name__}:worker_app",
+        factory=True,
+        workers=count,
+        host=bind,
+        port=bind_port,
+        log_level="warning",
+        access_log=False,
+    )
+
+
+_WORKER_SPEC = "SLEUTH_SERVE_WORKER_SPEC"
+
+
+def _process_count(settings: Settings, asked: int | None) -> int:
+    """How many processes `sleuth serve` runs: as asked (or `serve.processes`), 0 being
+    one per core; one with a memory store, which no other process can share."""
+    wanted = settings.serve.processes if asked is None else asked
+    count = wanted or os.cpu_count() or 1
+    if count > 1 and settings.store.backend == "memory":
+        if wanted:
+            _err(
+                f"--processes {count} needs a store the processes share (store.backend: "
+                "sqlite or redis); the memory store belongs to one process: use --processes 1"
+            )
+            raise typer.Exit(1)
+        return 1
+    return count
+
+
+def worker_app() -> Any:
+    """The app of one `sleuth serve --processes N` worker (a uvicorn factory)."""
+    from sleuth.api.http import create_app
+
+    _stop_with_parent()
+    spec = json.loads(os.environ[_WORKER_SPEC])
+    settings = load_settings(
+        spec["config"] and Path(spec["config"]),
+        **({"replay": Path(spec["replay"])} if spec["replay"] else {}),
+    )
+    return create_app(settings, bound_host=spec["bound_host"], workers=spec["workers"])
 
 
 def worker_command(
@@ -266,3 +334,21 @@ def revoke(
         _err(f"no active key with prefix {prefix!r}")
         raise typer.Exit(2)
     Console(soft_wrap=True).print(f"revoked {revoked} key(s) with prefix {prefix}")
+
+
+def _stop_with_parent() -> None:
+    """Have Linux send this worker SIGTERM when the `sleuth serve` that started it dies,
+    even by SIGKILL: an orphan would keep the port and run tasks nobody watches. (The
+    graceful stop then puts its running tasks back in the queue.)"""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+
+    parent = os.getppid()
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # the parent died before the request was made
+        os.kill(os.getpid(), signal.SIGTERM)
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>

@@ -1,0 +1,133 @@
+"""`sleuth serve --processes N`: N worker processes on one port over the shared store,
+none of them outliving the server. Real processes and a real back end on loopback."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import yaml
+from live import free_port, wait_ready
+
+from fault_server import FaultServer
+
+SERVE = [sys.executable, "-m", "sleuth.api.cli", "serve"]
+
+
+def write_config(tmp_path: Path, provider_url: str, store: str = "sqlite") -> Path:
+    config = {
+        "chain": ["searxng"],
+        "providers": {"searxng": {"enabled": True, "base_url": provider_url}},
+        "egress": {"allow_private": ["127.0.0.1"]},
+        "store": {"backend": store, "path": str(tmp_path / "state.sqlite")},
+        "kb": {"path": str(tmp_path / "kb.sqlite")},
+        "cache": {"enabled": False},
+        "tasks": {"poll_s": 0.1},
+        "serve": {"shutdown_grace_s": 0},
+    }
+    path = tmp_path / "sleuth.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@contextmanager
+def serve(config: Path, port: int, log: Path, *args: str) -> Iterator[subprocess.Popen[bytes]]:
+    with log.open("ab") as out:
+        process = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
+            [*SERVE, "--config", str(config), "--port", str(port), *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_ready(f"http://127.0.0.1:{port}", process, why=lambda: log.read_text("utf-8"))
+        yield process
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def test_two_processes_share_the_port_and_the_tasks(tmp_path: Path) -> None:
+    with FaultServer() as provider:
+        config = write_config(tmp_path, provider.url_for("ok"))
+        port = free_port()
+        with serve(config, port, tmp_path / "serve.log", "--processes", "2") as server:
+            workers = children(server.pid)
+            # uvicorn's supervisor may keep a helper process beside its workers.
+            assert len(workers) >= 2, workers
+            ids = []
+            for n in range(20):  # a new connection each: the kernel spreads them
+                answer = httpx.post(
+                    f"http://127.0.0.1:{port}/v1/tasks", json={"query": f"release {n}"}
+                )
+                assert answer.status_code == 202, answer.text
+                ids.append(answer.json()["task_id"])
+            deadline = time.monotonic() + 60
+            pending = set(ids)
+            while pending and time.monotonic() < deadline:
+                for task_id in list(pending):
+                    task = httpx.get(f"http://127.0.0.1:{port}/v1/tasks/{task_id}").json()
+                    if task["status"] == "success":
+                        assert task["result"]["results"]
+                        pending.discard(task_id)
+                time.sleep(0.1)
+            assert not pending, f"{len(pending)} tasks did not finish"
+            banner = (tmp_path / "serve.log").read_text("utf-8")
+            assert "processes 2, sharing the sqlite store" in banner
+
+
+def test_the_workers_stop_when_the_server_is_killed(tmp_path: Path) -> None:
+    with FaultServer() as provider:
+        config = write_config(tmp_path, provider.url_for("ok"))
+        port = free_port()
+        with serve(config, port, tmp_path / "serve.log", "--processes", "2") as server:
+            workers = children(server.pid)
+            os.kill(server.pid, signal.SIGKILL)
+            server.wait(timeout=10)
+            deadline = time.monotonic() + 20
+            while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not [pid for pid in workers if alive(pid)], "a worker outlived the server"
+        # ...and the port is free for the next start.
+        with serve(config, port, tmp_path / "serve.log", "--processes", "1"):
+            assert httpx.get(f"http://127.0.0.1:{port}/healthz").status_code == 200
+
+
+def test_a_memory_store_cannot_be_shared_by_processes(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "http://127.0.0.1:9/", store="memory")
+    done = subprocess.run(  # noqa: S603
+        [*SERVE, "--config", str(config), "--port", str(free_port()), "--processes", "2"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "store.backend" in done.stderr and "--processes 1" in done.stderr

@@ -293,3 +293,77 @@ async def test_three_tasks_in_real_time_on_two_sqlite_handles(tmp_path: Path) ->
     elapsed = time.time() - started
     assert len(granted_at) <= 40 + 40 * elapsed + 1
     assert len(granted_at) >= 40 + 40 * 0.8  # the burst, and most of a second's rate
+
+
+# --- leases: a busy process takes several tokens per store round trip ---------------
+
+
+class CountingStore(MemoryStore):
+    """A memory store that counts the bucket round trips."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.takes = 0
+
+    async def take(self, *args: object, **kwargs: object) -> object:  # type: ignore[override]
+        self.takes += 1
+        return await super().take(*args, **kwargs)  # type: ignore[arg-type]
+
+
+async def test_a_busy_process_leases_tokens_and_asks_the_store_less() -> None:
+    vt = VirtualTime()
+    store = CountingStore()
+    quota = Quota(store, QuotaSettings(), clock=vt.clock, sleep=vt.sleep)
+    granted = 0
+
+    async def calls() -> None:
+        nonlocal granted
+        for _ in range(400):  # 40 calls a second for 10 s: well inside 50/s
+            granted += (await quota.acquire("brave")).granted
+            await vt.sleep(0.025)
+
+    await vt.run(calls())
+    assert granted == 400  # every call served, as without leases
+    assert store.takes < 400 / 4, store.takes  # ~one round trip per lease of up to 8
+
+
+async def test_an_occasional_call_takes_one_token_at_a_time() -> None:
+    vt = VirtualTime()
+    store = CountingStore()
+    quota = Quota(store, QuotaSettings(), clock=vt.clock, sleep=vt.sleep)
+
+    async def calls() -> None:
+        for _ in range(20):
+            assert (await quota.acquire("brave")).granted
+            await vt.sleep(1.0)  # far apart: nothing to lease for
+
+    await vt.run(calls())
+    assert store.takes == 20
+
+
+async def test_leases_never_let_processes_past_the_pool_together() -> None:
+    # Three "processes" (Quota objects) on one store, each asking as fast as it can:
+    # however the tokens are leased, the pool's bound holds, and leases expire.
+    vt = VirtualTime()
+    store = MemoryStore()
+    pool = PoolSettings(rate_per_s=50, burst_per_s=100, burst_window_s=0)
+    settings = QuotaSettings(default=pool)
+    quotas = [Quota(store, settings, clock=vt.clock, sleep=vt.sleep) for _ in range(3)]
+    granted = [0, 0, 0]
+    last_grant = vt.start
+
+    async def process(n: int) -> None:
+        nonlocal last_grant
+        end = vt.start + 10
+        while vt.now < end:
+            grant = await quotas[n].acquire("brave", deadline=vt.now + 0.5)
+            if grant.granted:
+                granted[n] += 1
+                last_grant = max(last_grant, vt.now)
+            await vt.sleep(0.005)
+
+    await vt.run(*(process(n) for n in range(3)))
+    bound = pool.peak_capacity + pool.rate_per_s * (last_grant - vt.start)
+    assert sum(granted) <= bound + 1e-6
+    assert sum(granted) >= 0.9 * bound  # leases wasted little
+    assert min(granted) > 0.2 * sum(granted)  # and none of the three was starved

@@ -34,6 +34,13 @@ is alone gets the whole pool (no token is withheld for a class that is not askin
 when the pool is not contended everybody is served and the accounts reset. The
 arithmetic is `PoolRule.apply`, pure; the store makes it atomic across processes.
 
+Leases. A process that calls a pool often takes several tokens in one store round
+trip (as many as it asked for in the last `lease_s`, at most `lease_max_tokens`) and
+spends them on its next calls within `lease_s`. A lease is taken only while the pool
+is not contended, so priority works as above when it matters; a leased token that is
+not spent in time is lost, so the pool's bound holds across processes however tokens
+are leased (a busy pool may serve a little less than its rate, never more).
+
 Waiting. `acquire` waits for a token only while one can come before the request's
 deadline (and never longer than `max_wait_s`); otherwise it refuses at once, with
 the reason, so the caller falls back instead of waiting.
@@ -53,6 +60,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -128,6 +136,20 @@ class QuotaSettings(BaseModel):
     max_wait_s: float = Field(
         0.5, ge=0, description="Longest wait for a token, even when the deadline allows more."
     )
+    lease_max_tokens: int = Field(
+        8,
+        ge=1,
+        description="Most tokens a busy process takes from a pool at once, to spend on "
+        "its next calls within lease_s (1: one store round trip per call). Only taken "
+        "while the pool is not contended; a token not spent in time is lost, never "
+        "granted twice.",
+    )
+    lease_s: float = Field(
+        0.25,
+        gt=0,
+        description="How long leased tokens may be spent, and the window over "
+        "which a process's demand sizes its next lease.",
+    )
 
     @field_validator("pools", mode="before")
     @classmethod
@@ -163,6 +185,9 @@ class PoolRule:
     limits: PoolSettings
     priority: Priority
     settings: QuotaSettings
+    #: A lease (several tokens for one process to spend): granted only when the pool
+    #: is not contended, so that leases never change who is served under contention.
+    lease: bool = False
 
     def apply(
         self, state: Mapping[str, Any] | None, tokens: float, now: float
@@ -206,6 +231,8 @@ class PoolRule:
         )
         if not contended:  # everybody is served; the fairness accounts start afresh
             return answer(Take(True), sustained - tokens, peak - tokens, {})
+        if self.lease:
+            return answer(Take(False, 0.0, "pool contended: no lease"), sustained, peak, vt)
         # Weighted fair queueing between the priorities that are asking: a priority
         # that was idle joins at the front-runner's virtual time (no saved credit).
         base = min((vt[p] for p in seen if p in vt), default=0.0)
@@ -254,6 +281,8 @@ class Quota:
         self.settings = settings
         self._clock = clock
         self._sleep = sleep
+        self._leases: dict[tuple[str, Priority], _Lease] = {}
+        self._asked: dict[str, deque[float]] = {}
 
     async def acquire(
         self, dependency: str, priority: Priority = "normal", deadline: float | None = None
@@ -262,8 +291,17 @@ class Quota:
         pool = self.settings.pool_for(dependency)
         if not self.settings.enabled:
             return Grant(True, pool, priority)
-        rule = PoolRule(self.settings.limits(pool), priority, self.settings)
         started = self._clock()
+        size = self._lease_size(pool, started)
+        if self._spend_leased(pool, priority, started):
+            return Grant(True, pool, priority)
+        limits = self.settings.limits(pool)
+        if size > 1:
+            lease = PoolRule(limits, priority, self.settings, lease=True)
+            if (await self._store.take(pool, float(size), started, lease)).granted:
+                self._leases[(pool, priority)] = _Lease(size - 1, started + self.settings.lease_s)
+                return Grant(True, pool, priority)
+        rule = PoolRule(limits, priority, self.settings)
         give_up = started + self.settings.max_wait_s
         if deadline is not None:
             give_up = min(give_up, deadline)
@@ -284,3 +322,29 @@ class Quota:
             # At least a millisecond: a wait of a few ulps would not move a wall clock
             # reading 1.7e9 (nor a fake one), and the caller would spin.
             await self._sleep(max(take.wait_s, _MIN_SLEEP_S))
+
+    def _spend_leased(self, pool: str, priority: Priority, now: float) -> bool:
+        lease = self._leases.get((pool, priority))
+        if lease is None or lease.tokens < 1 or now >= lease.until:
+            return False
+        lease.tokens -= 1
+        return True
+
+    def _lease_size(self, pool: str, now: float) -> int:
+        """How many tokens this process asked the pool for within the last `lease_s`,
+        this one included (capped): a process making a call now and then takes one
+        token at a time, a busy one as many as it is likely to spend before the lease
+        ends."""
+        asked = self._asked.setdefault(pool, deque())
+        while asked and asked[0] <= now - self.settings.lease_s:
+            asked.popleft()
+        asked.append(now)
+        return min(self.settings.lease_max_tokens, len(asked))
+
+
+@dataclass
+class _Lease:
+    """Tokens this process took from a pool's buckets and may spend until `until`."""
+
+    tokens: int
+    until: float

@@ -9,12 +9,13 @@ wait (plus `min_attempt_s` for the attempt itself) would end after the deadline,
 stops and returns the error at once. It reads time only through the injected
 `clock` and waits only through the injected `sleep`, so tests never sleep.
 
-The loop is tenacity's `AsyncRetrying` with sleuth's own parts: a `retry` predicate
-from the classification, a `wait` drawn from the injected random generator (tenacity's
-jittered waits use the global one), and a `stop` that measures the upcoming sleep
-against the deadline on the injected clock, as tenacity's `stop_before_delay` does
-against its own clock. It does not bound how long one attempt runs: the attempt
-itself is given its timeout (the gateway derives it from the same deadline).
+After a first failure, the loop is tenacity's `AsyncRetrying` with sleuth's own
+parts: a `retry` predicate from the classification, a `wait` drawn from the injected
+random generator (tenacity's jittered waits use the global one), and a `stop` that
+measures the upcoming sleep against the deadline on the injected clock, as
+tenacity's `stop_before_delay` does against its own clock. It does not bound how long
+one attempt runs: the attempt itself is given its timeout (the gateway derives it
+from the same deadline).
 
 >>> import asyncio
 >>> from sleuth.errors import ProviderTimeout
@@ -198,6 +199,25 @@ async def retry_call(
     Never raises what `fn` raised (unless it is not an `Exception`, like a
     cancellation): the last error comes back in the outcome with its verdict.
     """
+    # The first attempt is called directly: most calls succeed, and tenacity's
+    # machinery costs more than the call's own parsing. A failure is handed to
+    # tenacity as its first attempt, so the policy sees it exactly as before.
+    try:
+        value: T = await fn()
+    except Exception as exc:  # noqa: BLE001 - retried or returned below
+        first: Exception | None = exc
+    else:
+        return RetryOutcome(
+            value=value, error=None, classification=None, attempts=1, waited_s=0.0, stop_reason="ok"
+        )
+
+    async def attempt() -> T:
+        nonlocal first
+        if first is not None:
+            failed, first = first, None
+            raise failed
+        return await fn()
+
     settings = settings or RetrySettings()
     policy = _Policy(classify, deadline, clock, settings, rng or random.Random())  # noqa: S311 - jitter, not secrets
     retrying = AsyncRetrying(
@@ -208,7 +228,7 @@ async def retry_call(
         reraise=True,
     )
     try:
-        value: T = await retrying(fn)
+        value = await retrying(attempt)
     except Exception as exc:  # noqa: BLE001 - the outcome carries the error; nothing is lost
         return RetryOutcome(
             value=None,

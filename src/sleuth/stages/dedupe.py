@@ -36,7 +36,7 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import ResultItem
-from sleuth.stages.dedupe_details import compare_items
+from sleuth.stages.dedupe_details import compare_items, title_numbers
 from sleuth.text import tokens
 
 __all__ = ["DedupeSettings", "canonical_url", "dedupe", "hamming", "simhash"]
@@ -277,10 +277,14 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
             if len(words) >= settings.simhash_min_tokens:
                 fingerprints.append((index, _simhash_of(words)))
         wider = settings.content_match_distance
+        numbers = [title_numbers(items[index].title) for index, _ in fingerprints]
         for position, (index, fingerprint) in enumerate(fingerprints):
-            for other, other_fingerprint in fingerprints[:position]:
+            for place, (other, other_fingerprint) in enumerate(fingerprints[:position]):
                 if find(other) == find(index):
                     continue  # one page already: the word-by-word check would change nothing
+                mine, theirs = numbers[position], numbers[place]
+                if settings.keep_apart_on_details and None not in (mine, theirs) and mine != theirs:
+                    continue  # titles that disagree on a number: two pages by both checks below
                 distance = (fingerprint ^ other_fingerprint).bit_count()
                 if distance < limit:
                     if not _details_differ(items[other], items[index], settings):

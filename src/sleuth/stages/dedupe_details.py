@@ -40,7 +40,14 @@ from functools import lru_cache
 
 from sleuth.text import CJK, language_of
 
-__all__ = ["Comparison", "compare", "compare_items", "disagree", "titles_disagree"]
+__all__ = [
+    "Comparison",
+    "compare",
+    "compare_items",
+    "disagree",
+    "title_numbers",
+    "titles_disagree",
+]
 
 # Latin/digit words (3.13, 5,999, men's) or single Chinese characters.
 _TOKEN = re.compile(rf"[{CJK}]|[^\W_{CJK}]+(?:[.,'’:/-][^\W_{CJK}]+)*", re.UNICODE)
@@ -165,6 +172,14 @@ def compare_items(title_a: str, snippet_a: str, title_b: str, snippet_b: str) ->
     return titles + compare(snippet_a, snippet_b)
 
 
+def title_numbers(title: str) -> tuple[str, ...] | None:
+    """The numbers of a title (site name aside), or None when it is cut (ends with an
+    ellipsis). Two uncut titles with different numbers are two pages by `compare_items`
+    whatever their snippets: a check that costs nothing per pair."""
+    core = _without_site(title)
+    return None if _ELLIPSIS.search(core) else _numbers(_tokens(core))
+
+
 def disagree(a: str, b: str, *, ends_may_differ: bool = True) -> bool:
     """True when `a` and `b` differ, away from their ends, in a number, model, name or
     date, or make one substitution twice."""
@@ -183,6 +198,7 @@ def titles_disagree(a: str, b: str) -> bool:
     return disagree(_without_site(a), _without_site(b), ends_may_differ=False)
 
 
+@lru_cache(maxsize=4096)
 def _without_site(title: str) -> str:
     title = unicodedata.normalize("NFKC", title)
     match = _SITE_SUFFIX.search(title)

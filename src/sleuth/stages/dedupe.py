@@ -279,12 +279,13 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
         wider = settings.content_match_distance
         numbers = [title_numbers(items[index].title) for index, _ in fingerprints]
         for position, (index, fingerprint) in enumerate(fingerprints):
+            mine = numbers[position]
             for place, (other, other_fingerprint) in enumerate(fingerprints[:position]):
-                if find(other) == find(index):
-                    continue  # one page already: the word-by-word check would change nothing
-                mine, theirs = numbers[position], numbers[place]
+                theirs = numbers[place]
                 if settings.keep_apart_on_details and None not in (mine, theirs) and mine != theirs:
                     continue  # titles that disagree on a number: two pages by both checks below
+                if find(other) == find(index):
+                    continue  # one page already: the word-by-word check would change nothing
                 distance = (fingerprint ^ other_fingerprint).bit_count()
                 if distance < limit:
                     if not _details_differ(items[other], items[index], settings):

@@ -226,8 +226,10 @@ def _tokens(text: str) -> tuple[str, ...]:
     text = unicodedata.normalize("NFKC", text)
     out = []
     for match in _TOKEN.finditer(text):
-        before = text[: match.start()].rstrip()
-        opens = not before or before[-1] in ".!?。！？…—:"
+        before = match.start()
+        while before and text[before - 1].isspace():
+            before -= 1
+        opens = not before or text[before - 1] in ".!?。！？…—:"
         out.append("\n" + match.group() if opens else match.group())
     return tuple(out)
 

@@ -58,6 +58,7 @@ from sleuth.resilience import ladder
 from sleuth.resilience.breaker import Breaker
 from sleuth.resilience.call import Exchange, Policies, ProviderOutcome, ask_chain
 from sleuth.resilience.hedge import LatencyTracker
+from sleuth.resilience.quota import Quota
 from sleuth.resilience.rules import RuleBook
 from sleuth.stages.clean import clean
 from sleuth.stages.content_policy import apply_content_policy
@@ -170,6 +171,8 @@ class Sleuth:
         self._store_given = store is not None
         # One per store, so what it read and the successes it holds outlive a search.
         self._breaker: Breaker | None = None
+        self._quota: Quota | None = None
+        self._quota_store: Store | None = None
         self.mappings = MappingFiles(self.settings.mappings_dir)
         #: The error rules, re-read when their file changes.
         self.rules = RuleBook.from_settings(self.settings.rules)
@@ -232,6 +235,7 @@ class Sleuth:
         if self._breaker is not None:
             await self._breaker.aclose()
             self._breaker = None
+        self._quota = None
         if self._transport is not None and not self._transport_given:
             await self._transport.aclose()
             self._transport = None
@@ -528,7 +532,7 @@ class Sleuth:
         return Policies(
             rules=self.rules,
             breaker=self._breaker_for(settings),
-            quota=self.observer.quota(self.store, settings.quota),
+            quota=self._quota_for(settings),
             latency=self.latency,
             retry=settings.retry,
             hedge=settings.hedge,
@@ -545,6 +549,16 @@ class Sleuth:
             self._breaker = Breaker(store, settings.breaker)
         self._breaker.settings = settings.breaker  # `settings` may have been replaced
         return self._breaker
+
+    def _quota_for(self, settings: Settings) -> Quota:
+        """The quota pools of this instance's store, shared by its searches (their
+        leased tokens are per process); a new store gets new ones."""
+        store = self.store
+        if self._quota is None or self._quota_store is not store:
+            self._quota = self.observer.quota(store, settings.quota)
+            self._quota_store = store
+        self._quota.settings = settings.quota  # `settings` may have been replaced
+        return self._quota
 
     def _include_for(self, req: SearchRequest, query: str, now: datetime) -> list[str]:
         """The request's `include`, plus what the query's intent asks for."""

@@ -153,7 +153,7 @@ def _process_count(settings: Settings, asked: int | None) -> int:
     """How many processes `sleuth serve` runs: as asked (or `serve.processes`), 0 being
     one per core; one with a memory store, which no other process can share."""
     wanted = settings.serve.processes if asked is None else asked
-    count = wanted or os.cpu_count() or 1
+    count = wanted or _usable_cores()
     if count > 1 and settings.store.backend == "memory":
         if wanted:
             _err(
@@ -163,6 +163,15 @@ def _process_count(settings: Settings, asked: int | None) -> int:
             raise typer.Exit(1)
         return 1
     return count
+
+
+def _usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which a cpuset limits),
+    not every core of the host."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def worker_app() -> Any:

@@ -139,7 +139,7 @@ class HttpTransport:
                 "a client handed in could bypass them"
             )
         self._kb_path = kb_path
-        self._proxy = _checked_proxy(egress_proxy)
+        self._proxy = checked_proxy(egress_proxy)
         self._socks = self._proxy is not None and self._proxy.startswith("socks")
         if self._socks and find_spec("aiohttp_socks") is None:
             raise ConfigError(
@@ -294,7 +294,7 @@ class HttpTransport:
             return self._given
         loop = asyncio.get_running_loop()
         if self._session is None or self._session_loop is not loop or self._session.closed:
-            self._session = _build_session(self._proxy if self._socks else None, self._policy)
+            self._session = build_session(self._proxy if self._socks else None, self._policy)
             self._session_loop = loop
         return self._session
 
@@ -316,7 +316,7 @@ def _redirected(provider: str, url: yarl.URL, location: str) -> yarl.URL:
     return target
 
 
-def _checked_proxy(proxy: str | None) -> str | None:
+def checked_proxy(proxy: str | None) -> str | None:
     """`proxy` when it is a URL aiohttp and ddgs can route through; `ConfigError` if
     not, so that a typo fails at start-up and never sends calls direct."""
     if proxy is None:
@@ -335,7 +335,7 @@ def _checked_proxy(proxy: str | None) -> str | None:
     return proxy
 
 
-def _build_session(socks: str | None, policy: EgressPolicy | None) -> aiohttp.ClientSession:
+def build_session(socks: str | None, policy: EgressPolicy | None) -> aiohttp.ClientSession:
     """The one session, routed as configured and nothing else.
 
     `trust_env=False`: HTTP(S)_PROXY, ALL_PROXY and NO_PROXY cannot send calls around

@@ -163,8 +163,11 @@ class Sleuth:
         settings: Settings | None = None,
         transport: Transport | None = None,
         store: Store | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         self.settings = settings or load_settings()
+        #: "Now" for the stages that read dates (freshness, relative dates, trust).
+        self.clock = clock or _utc_now
         self._transport = transport
         self._transport_given = transport is not None
         self._store = store
@@ -303,7 +306,7 @@ class Sleuth:
             req = parse_request({"query": request} if isinstance(request, str) else request)
         except InvalidRequest as exc:
             raise served_include(exc, self.settings.projection.optional) from None
-        now = datetime.now(UTC)
+        now = self.clock()
         started = time.perf_counter() if started is None else started
         deadline = started + self.settings.deadline_s
         timer = _Timer(progress)
@@ -613,3 +616,7 @@ class Sleuth:
         http_request = request_for(provider, req, guarded.text, rewritten, self.settings)
         timeout = self.settings.providers[provider.name].timeout_s
         return await self.transport.send(provider.name, req.query, http_request, timeout)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)

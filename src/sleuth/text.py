@@ -70,8 +70,10 @@ ABBREVIATIONS = frozenset(
 _OPENING = "([{\"'“‘（【"
 
 
-def sentence_spans(text: str) -> list[tuple[int, int]]:
+@lru_cache(maxsize=4096)
+def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     """(start, end) of each sentence in `text`, closing punctuation in, spaces out.
+    Cached: clean, summarize and the model summary split the same snippets.
 
     >>> text = "One. Two! Ask Dr. Smith."
     >>> [text[a:b] for a, b in sentence_spans(text)]
@@ -91,7 +93,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
                 spans.append((open_start, left + len(stripped)))
                 open_start = None
         start = end
-    return spans
+    return tuple(spans)
 
 
 def _sentence_ends(text: str) -> list[int]:

@@ -234,8 +234,8 @@ def main() -> None:
             return found
 
         single = servers(1)
-        for name, (base, pid) in single.items():  # warm up: imports, pools, first queries
-            wrk(base, name, 4, 3, f"warm-{name}", pid)
+        for name, (base, pid) in single.items():  # warm up: imports, pools, every worker
+            wrk(base, name, 16, 5, f"warm-{name}", pid)
         for clients in (1, 16, 64):
             for name, (base, pid) in single.items():
                 results[(name, f"c{clients}")] = wrk(
@@ -247,7 +247,7 @@ def main() -> None:
         config = sleuth_config(folder, backend_port)
         many = servers(args.processes)
         for name, (base, pid) in many.items():
-            wrk(base, name, 4, 3, f"warm-{name}-n", pid)
+            wrk(base, name, 16, 5, f"warm-{name}-n", pid)
             results[(name, "multi")] = wrk(base, name, 16, seconds, f"{name}-multi", pid)
 
     load = os.getloadavg()

@@ -40,7 +40,7 @@ import socket
 import ssl
 import time
 from collections import defaultdict, deque
-from collections.abc import Iterable, Mapping
+from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
@@ -117,11 +117,10 @@ class HttpTransport:
     vouch for how a session it did not build routes its calls). Raises `ConfigError`
     for an unusable proxy URL.
 
-    aiohttp, not httpx: on the side-by-side load (bench/vs_searxng.py) httpx's
-    connection pool cost 2.7-3.2 ms of CPU a call and aiohttp 0.3-0.5 ms, and a
-    search makes a call per provider. The session is made on first use, in the
-    running event loop (a session belongs to its loop; `Sleuth.search_sync` runs a
-    loop per call), and redirects are followed here, so that every hop is checked.
+    HTTP goes through an `EgressClient`, with aiohttp, not httpx: on the side-by-side
+    load (bench/vs_searxng.py) httpx's connection pool cost 2.7-3.2 ms of CPU a call
+    and aiohttp 0.3-0.5 ms, and a search makes a call per provider. Redirects are
+    followed here (at most 10, only to http and https), so that every hop is checked.
     """
 
     def __init__(
@@ -133,24 +132,10 @@ class HttpTransport:
         client: aiohttp.ClientSession | None = None,
         egress: EgressPolicy | None = None,
     ) -> None:
-        if client is not None and (egress_proxy is not None or egress is not None):
-            raise ConfigError(
-                "HttpTransport builds its own client when an egress proxy or policy is set; "
-                "a client handed in could bypass them"
-            )
         self._kb_path = kb_path
-        self._proxy = checked_proxy(egress_proxy)
-        self._socks = self._proxy is not None and self._proxy.startswith("socks")
-        if self._socks and find_spec("aiohttp_socks") is None:
-            raise ConfigError(
-                "egress_proxy is a socks proxy, which cannot be used without the "
-                "aiohttp-socks package"
-            )
-        self._policy = egress
+        self._http = EgressClient(egress_proxy, egress, client)
+        self._proxy = self._http.proxy  # ddgs is told it too
         self._max_body_bytes = max_body_bytes
-        self._given = client
-        self._session: aiohttp.ClientSession | None = None
-        self._session_loop: asyncio.AbstractEventLoop | None = None
 
     async def send(
         self, provider: str, query: str, request: HttpRequest, timeout_s: float
@@ -205,21 +190,12 @@ class HttpTransport:
     async def _over_http(
         self, provider: str, request: HttpRequest, timeout_s: float
     ) -> RawResponse:
-        session = self._client_session()
-        timeout = aiohttp.ClientTimeout(total=timeout_s)
         url = yarl.URL(request.url).update_query(dict(request.params))
         method, body = request.method, request.json
         try:
             for _ in range(_MAX_REDIRECTS + 1):
-                await self._check_hop(url, timeout_s)
-                async with session.request(
-                    method,
-                    url,
-                    headers=dict(request.headers),
-                    json=body,
-                    proxy=None if self._socks else self._proxy,
-                    allow_redirects=False,
-                    timeout=timeout,
+                async with self._http.request(
+                    method, url, timeout_s=timeout_s, headers=request.headers, json=body
                 ) as response:
                     location = response.headers.get("Location")
                     if response.status in _REDIRECTS and location:
@@ -259,18 +235,6 @@ class HttpTransport:
             f"{provider} redirected more than {_MAX_REDIRECTS} times", provider=provider
         )
 
-    async def _check_hop(self, url: yarl.URL, timeout_s: float) -> None:
-        """The egress check of one hop that the resolver cannot make: an address
-        literal (aiohttp connects to one without asking the resolver), and, through a
-        proxy, the destination before the proxy is asked."""
-        if self._policy is None or url.host is None:
-            return
-        port = url.port or (443 if url.scheme == "https" else 80)
-        if self._proxy is not None:
-            await egress.check_before_proxy(url.host, port, self._policy, timeout_s)
-        elif (address := egress.literal_address(url.host)) is not None:
-            self._policy.check(url.host, address)
-
     async def _read_capped(self, provider: str, response: aiohttp.ClientResponse) -> bytes:
         if (response.content_length or 0) > self._max_body_bytes:
             raise self._too_big(provider, response.status)
@@ -288,13 +252,93 @@ class HttpTransport:
             http_status=status,
         )
 
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+
+class EgressClient:
+    """HTTP(S) out of sleuth, routed as configured and nothing else; provider calls
+    (`HttpTransport`) and page reads (`sleuth.extract`) both go through one.
+
+    `proxy`: every request goes through it. `policy`: every connection is checked
+    against it, by a resolver that hands aiohttp only checked addresses (so nothing
+    resolves twice), and each request's destination is checked here first when the
+    resolver cannot see it: an address literal (aiohttp connects to one without
+    asking), or any destination through the proxy. `session`: a ready aiohttp session,
+    only without proxy and policy (sleuth cannot vouch for how a session it did not
+    build routes its calls). Requests never follow redirects: the caller follows
+    them, so each hop comes back here and is checked.
+
+    The session is made on first use in the running event loop: a session belongs to
+    its loop, and `Sleuth.search_sync` runs a loop per call.
+    """
+
+    def __init__(
+        self,
+        proxy: str | None = None,
+        policy: EgressPolicy | None = None,
+        session: aiohttp.ClientSession | None = None,
+    ) -> None:
+        if session is not None and (proxy is not None or policy is not None):
+            raise ConfigError(
+                "sleuth builds its own HTTP client when an egress proxy or policy is set; "
+                "a client handed in could bypass them"
+            )
+        self.proxy = checked_proxy(proxy)
+        self._socks = self.proxy is not None and self.proxy.startswith("socks")
+        if self._socks and find_spec("aiohttp_socks") is None:
+            raise ConfigError(
+                "egress_proxy is a socks proxy, which cannot be used without the "
+                "aiohttp-socks package"
+            )
+        self._policy = policy
+        self._given = session
+        self._session: aiohttp.ClientSession | None = None
+        self._session_loop: asyncio.AbstractEventLoop | None = None
+
+    @contextlib.asynccontextmanager
+    async def request(
+        self,
+        method: str,
+        url: yarl.URL,
+        *,
+        timeout_s: float,
+        headers: Mapping[str, str] | None = None,
+        json: Any = None,
+    ) -> AsyncIterator[aiohttp.ClientResponse]:
+        """One request, its destination checked, redirects not followed; aiohttp's
+        errors (and `EgressDenied`) are the caller's to map."""
+        await self._check_hop(url, timeout_s)
+        async with self._client_session().request(
+            method,
+            url,
+            headers=dict(headers or {}),
+            json=json,
+            proxy=None if self._socks else self.proxy,
+            allow_redirects=False,
+            timeout=aiohttp.ClientTimeout(total=timeout_s),
+        ) as response:
+            yield response
+
+    async def _check_hop(self, url: yarl.URL, timeout_s: float) -> None:
+        """The egress check of one hop that the resolver cannot make: an address
+        literal (aiohttp connects to one without asking the resolver), and, through a
+        proxy, the destination before the proxy is asked."""
+        if self._policy is None or url.host is None:
+            return
+        port = url.port or (443 if url.scheme == "https" else 80)
+        if self.proxy is not None:
+            await egress.check_before_proxy(url.host, port, self._policy, timeout_s)
+        elif (address := egress.literal_address(url.host)) is not None:
+            self._policy.check(url.host, address)
+
     def _client_session(self) -> aiohttp.ClientSession:
         """The session of the running loop, made on first use there."""
         if self._given is not None:
             return self._given
         loop = asyncio.get_running_loop()
         if self._session is None or self._session_loop is not loop or self._session.closed:
-            self._session = build_session(self._proxy if self._socks else None, self._policy)
+            self._session = build_session(self.proxy if self._socks else None, self._policy)
             self._session_loop = loop
         return self._session
 

@@ -265,7 +265,9 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
         opening = " ".join(item.snippet.split())[: settings.snippet_prefix_chars].casefold()
         if title and opening:
             holder = first_by_key.setdefault(("text", title, opening), index)
-            if holder == index or not _details_differ(items[holder], item, settings):
+            if find(holder) == find(index):
+                continue  # one page already (the same URL): nothing to compare
+            if not _details_differ(items[holder], item, settings):
                 union(holder, index)
 
     limit = settings.simhash_max_distance

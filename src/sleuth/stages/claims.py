@@ -56,7 +56,6 @@ import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
@@ -366,7 +365,13 @@ def _extract(text: str, terms: tuple[str, ...], compiled: _Compiled, title: str)
         done = raw.end
     masked = "".join([*pieces, text[done:]])
     found = _Found(masked, [(raw.start, raw.end) for raw in raws], matcher, compiled)
-    in_title = cache(lambda: _title_terms(_lower(title), terms, matcher, compiled))
+    read: list[list[str]] = []  # the title's terms, read once a claim needs them
+
+    def in_title() -> list[str]:
+        if not read:
+            read.append(_title_terms(_lower(title), terms, matcher, compiled))
+        return read[0]
+
     order = {term: n for n, term in enumerate(terms)}
     claims = []
     for raw in raws:

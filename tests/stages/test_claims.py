@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import random
+import re
 from pathlib import Path
 
 import pytest
 
+from sleuth.stages.claim_subjects import _WORD_START, _TermMatcher, _trie
 from sleuth.stages.claims import Claim, ClaimSettings, extract_claims, score_claims
 
 CLAIMS = Path(__file__).resolve().parents[1] / "data" / "verification" / "claims.jsonl"
@@ -263,3 +266,33 @@ def test_a_price_per_period_is_a_rate_not_the_price() -> None:
     found = [(c.value, c.unit) for c in extract_claims(text, ["iphone", "16"], ClaimSettings())]
     assert (799.0, "USD") in found
     assert (33.29, "USD/month") in found and (99.0, "CNY/month") in found
+
+
+# --- query terms: found as the pattern of the terms would find them -------------------
+
+
+def _term_pattern(terms: tuple[str, ...]) -> re.Pattern[str]:
+    """The reference: the terms as one `_trie` alternation, as the matcher once was."""
+    tails = {}
+    for term in terms:
+        tail = ""
+        if term[-1].isascii() and term[-1].isalpha():
+            tail = "(?![a-z])"
+        elif term[-1].isdigit():
+            tail = r"(?![0-9]|\.[0-9])"
+        tails[term] = tail
+    return re.compile(_trie(tails, lead=_WORD_START))
+
+
+def test_query_terms_are_found_exactly_where_their_pattern_finds_them() -> None:
+    rng = random.Random(13)  # noqa: S311 - test data, not secrets
+    pieces = ["iphone", "16", "pro", "1", "6", ".", " ", "\t", "a", "x1", "售价", "元", "-", "2016"]
+    vocabulary = ["iphone", "16", "pro", "iphone 16", "pro max", "6", "售价", "x1", "a"]
+    for _ in range(3000):
+        terms = tuple(dict.fromkeys(rng.sample(vocabulary, rng.randint(1, 4))))
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 25)))
+        expected = [
+            (m.start(), m.end(), " ".join(m.group().split()))
+            for m in _term_pattern(terms).finditer(text)
+        ]
+        assert _TermMatcher(terms).hits(text) == expected, (terms, text)

@@ -25,7 +25,7 @@ def free_port() -> int:
 def wait_ready(
     base: str,
     process: subprocess.Popen[bytes],
-    timeout_s: float = 30,
+    timeout_s: float = 60,  # a loaded two-core machine can take half of it to start one
     why: Callable[[], str] = lambda: "the server exited",
 ) -> None:
     """Until `base/readyz` answers 200; fails when the process exits (with `why()`) or

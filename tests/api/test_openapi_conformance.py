@@ -38,7 +38,11 @@ def live_schema(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Base
                 "tasks": {"workers": 2, "poll_s": 0.1},
                 # As in production: keys required (so schemathesis also checks that a
                 # request without one is refused), with a limit the run never reaches.
-                "serve": {"auth": "on", "rate_limit": {"per_minute": 100000, "burst": 10000}},
+                "serve": {
+                    "auth": "on",
+                    "rate_limit": {"per_minute": 100000, "burst": 10000},
+                    "processes": 1,  # one process starts faster; --processes has its own tests
+                },
             }
         ),
         encoding="utf-8",

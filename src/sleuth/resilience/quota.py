@@ -37,7 +37,9 @@ arithmetic is `PoolRule.apply`, pure; the store makes it atomic across processes
 Leases. A process that calls a pool often takes several tokens in one store round
 trip (as many as it asked for in the last `lease_s`, at most `lease_max_tokens`) and
 spends them on its next calls within `lease_s`. A lease is taken only while the pool
-is not contended, so priority works as above when it matters; a leased token that is
+is not contended (once refused, the process takes one token at a time for `lease_s`),
+so priority works as above when it matters; one lease request per pool and priority
+is out at a time, the other calls waiting for it and spending from it. A leased token
 not spent in time is lost, so the pool's bound holds across processes however tokens
 are leased (a busy pool may serve a little less than its rate, never more).
 
@@ -283,6 +285,8 @@ class Quota:
         self._sleep = sleep
         self._leases: dict[tuple[str, Priority], _Lease] = {}
         self._asked: dict[str, deque[float]] = {}
+        self._no_lease_until: dict[str, float] = {}
+        self._locks: dict[tuple[str, Priority], tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = {}
 
     async def acquire(
         self, dependency: str, priority: Priority = "normal", deadline: float | None = None
@@ -292,21 +296,30 @@ class Quota:
         if not self.settings.enabled:
             return Grant(True, pool, priority)
         started = self._clock()
-        size = self._lease_size(pool, started)
-        if self._spend_leased(pool, priority, started):
-            return Grant(True, pool, priority)
         limits = self.settings.limits(pool)
-        if size > 1:
-            lease = PoolRule(limits, priority, self.settings, lease=True)
-            if (await self._store.take(pool, float(size), started, lease)).granted:
-                self._leases[(pool, priority)] = _Lease(size - 1, started + self.settings.lease_s)
-                return Grant(True, pool, priority)
+        size = self._lease_size(pool, started)
+        if size > 1 and started >= self._no_lease_until.get(pool, -math.inf):
+            # One lease request at a time per pool and priority: the others wait for it
+            # and spend from it, so no leased token is left behind by a lease made
+            # beside another (a pool under a burst still grants all it holds).
+            async with self._lease_lock(pool, priority):
+                now = self._clock()
+                if self._spend_leased(pool, priority, now):
+                    return Grant(True, pool, priority, waited_s=now - started)
+                lease = PoolRule(limits, priority, self.settings, lease=True)
+                if (await self._store.take(pool, float(size), now, lease)).granted:
+                    self._leases[(pool, priority)] = _Lease(size - 1, now + self.settings.lease_s)
+                    return Grant(True, pool, priority, waited_s=now - started)
+                # Contended (or short): one token at a time for a while, as before leases.
+                self._no_lease_until[pool] = now + self.settings.lease_s
         rule = PoolRule(limits, priority, self.settings)
         give_up = started + self.settings.max_wait_s
         if deadline is not None:
             give_up = min(give_up, deadline)
         while True:
             now = self._clock()
+            if self._spend_leased(pool, priority, now):
+                return Grant(True, pool, priority, waited_s=now - started)
             take = await self._store.take(pool, 1.0, now, rule)
             if take.granted:
                 return Grant(True, pool, priority, waited_s=now - started)
@@ -322,6 +335,16 @@ class Quota:
             # At least a millisecond: a wait of a few ulps would not move a wall clock
             # reading 1.7e9 (nor a fake one), and the caller would spin.
             await self._sleep(max(take.wait_s, _MIN_SLEEP_S))
+
+    def _lease_lock(self, pool: str, priority: Priority) -> asyncio.Lock:
+        """The lock of this pool and priority in the running loop (a lock belongs to
+        the loop it first waited in; `Sleuth.search_sync` runs a loop per call)."""
+        loop = asyncio.get_running_loop()
+        held = self._locks.get((pool, priority))
+        if held is None or held[0] is not loop:
+            held = (loop, asyncio.Lock())
+            self._locks[(pool, priority)] = held
+        return held[1]
 
     def _spend_leased(self, pool: str, priority: Priority, now: float) -> bool:
         lease = self._leases.get((pool, priority))

@@ -1,7 +1,7 @@
-"""A Chinese question through `sleuth search` with the three Chinese back ends, offline.
+"""A Chinese question through `sleuth search` with the four Chinese back ends, offline.
 
-The cassettes of bocha, zhipu and baidu (tests/data/<name>/cassette.jsonl) answer the
-same question; the three bodies share pages (Xinhua, NobelPrize.org), so what a user
+The cassettes of bocha, zhipu, baidu and iqs (tests/data/<name>/cassette.jsonl) answer
+the same question; the bodies share pages (Xinhua, NobelPrize.org), so what a user
 checks is that they come back merged into one list, dated, with a cited summary.
 """
 
@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from sleuth.api.cli import app
 
 QUERY = "2024年诺贝尔物理学奖授予了谁"
-CHINESE = ("bocha", "zhipu", "baidu")
+CHINESE = ("bocha", "zhipu", "baidu", "iqs")
 
 
 @pytest.fixture
@@ -29,7 +29,7 @@ def runner(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> CliRunner:
     # The Chinese segmenter's first load counts against the deadline; a loaded test
     # machine must not turn that into a timeout.
     monkeypatch.setenv("SLEUTH_DEADLINE_S", "60")
-    for name in ("BOCHA_API_KEY", "ZHIPU_API_KEY", "QIANFAN_API_KEY"):
+    for name in ("BOCHA_API_KEY", "ZHIPU_API_KEY", "QIANFAN_API_KEY", "IQS_API_KEY"):
         monkeypatch.delenv(name, raising=False)  # replay needs no key
     return CliRunner()
 
@@ -46,7 +46,7 @@ def cassette(tmp_path: Path) -> Path:
     return path
 
 
-def test_three_chinese_back_ends_replay_to_merged_dated_cited_results(
+def test_four_chinese_back_ends_replay_to_merged_dated_cited_results(
     runner: CliRunner, cassette: Path
 ) -> None:
     result = runner.invoke(
@@ -63,6 +63,8 @@ def test_three_chinese_back_ends_replay_to_merged_dated_cited_results(
             "url",
             "--include",
             "published_at",
+            "--max-results",
+            "20",
             "--no-cache",
         ],
     )
@@ -73,19 +75,21 @@ def test_three_chinese_back_ends_replay_to_merged_dated_cited_results(
         "bocha": 4,
         "zhipu": 3,
         "baidu": 3,
+        "iqs": 2,
     }
     urls = [item["url"] for item in response["results"]]
     assert len(urls) == len(set(urls)), "the same page from three back ends is one result"
     assert urls.count("https://www.nobelprize.org/prizes/physics/2024/summary/") == 1
     xinhua_url = "https://www.news.cn/world/20241008/5b1c0e8d2f7a4a6c9e3d1f2a7b8c9d0e/c.html"
     assert urls.count(xinhua_url) == 1
-    assert len(urls) < 10  # 10 hits in, duplicates merged
+    assert len(urls) == 7  # 12 hits in, 7 distinct pages
     xinhua = response["results"][urls.index(xinhua_url)]
     assert xinhua["published_at"].startswith("2024-10-08")
     assert sum(item["published_at"] is not None for item in response["results"]) >= 3
     summary = response["summary"]
     assert summary and all(sentence["citations"] for sentence in summary)
     assert "霍普菲尔德" in summary[0]["text"]
+    assert all(item["url"] for item in response["results"])
 
 
 def test_an_unknown_chinese_provider_name_lists_the_real_ones(runner: CliRunner) -> None:

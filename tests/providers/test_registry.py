@@ -40,7 +40,7 @@ BUILTIN = [
     *("local", "searxng", "wikipedia", "duckduckgo"),
     *("brave", "google", "serpapi", "tavily", "exa"),
     *("bocha", "zhipu", "baidu", "iqs"),
-    *("perplexity", "firecrawl", "linkup", "youcom"),
+    *("perplexity", "firecrawl", "linkup", "youcom", "kagi"),
 ]
 
 

@@ -87,7 +87,22 @@ def default_providers() -> dict[str, ProviderConfig]:
             base_url="https://api.tavily.com/search", api_key_env="TAVILY_API_KEY"
         ),
         "exa": ProviderConfig(base_url="https://api.exa.ai/search", api_key_env="EXA_API_KEY"),
+        **_declared_providers(),
     }
+
+
+def _declared_providers() -> dict[str, ProviderConfig]:
+    """Defaults of the registered providers that declare their own endpoint and key
+    variable (`ProviderInfo.default_url`, `api_key_env`): a provider added as a module
+    needs no entry above."""
+    from sleuth import providers  # at call time: the registry imports provider modules
+
+    declared = {}
+    for name in providers.names():
+        info = providers.get(name).info
+        if info.default_url:
+            declared[name] = ProviderConfig(base_url=info.default_url, api_key_env=info.api_key_env)
+    return declared
 
 
 class KnowledgeBaseConfig(BaseModel):

@@ -39,7 +39,19 @@ def test_provider_modules_do_no_io(module: Path) -> None:
 BUILTIN = [
     *("local", "searxng", "wikipedia", "duckduckgo"),
     *("brave", "google", "serpapi", "tavily", "exa"),
+    *("bocha", "zhipu", "baidu", "iqs"),
+    *("perplexity", "firecrawl", "linkup", "youcom", "kagi"),
 ]
+
+
+def test_every_module_with_a_provider_is_registered_without_a_list() -> None:
+    # Adding a provider is adding its module: the registry finds it, and its
+    # ProviderInfo gives `providers.<name>` its default endpoint and key variable.
+    assert sorted(BUILTIN) == providers.names()
+    for name in BUILTIN[9:]:
+        info = providers.get(name).info
+        conf = Settings().providers[name]
+        assert (conf.base_url, conf.api_key_env) == (info.default_url, info.api_key_env)
 
 
 @pytest.mark.parametrize("name", BUILTIN)

@@ -9,18 +9,10 @@ False
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 from sleuth.errors import InvalidRequest
-from sleuth.providers import (
-    brave,
-    duckduckgo,
-    exa,
-    google,
-    local,
-    searxng,
-    serpapi,
-    tavily,
-    wikipedia,
-)
 from sleuth.providers.base import (
     HttpRequest,
     Provider,
@@ -70,6 +62,20 @@ def get(name: str) -> Provider:
         ) from None
 
 
-_BUILTIN = (local, searxng, wikipedia, duckduckgo, brave, google, serpapi, tavily, exa)
-for _builtin in (module.PROVIDER for module in _BUILTIN):
-    register(_builtin)
+# Every module of this package that defines `PROVIDER` is a built-in back end, so adding
+# one is adding its module (and mapping): this list is not edited per provider.
+_NOT_PROVIDERS = frozenset({"base", "mapping"})
+
+
+def _builtin_modules() -> list[str]:
+    return sorted(
+        info.name
+        for info in pkgutil.iter_modules(__path__)
+        if not info.ispkg and info.name not in _NOT_PROVIDERS and not info.name.startswith("_")
+    )
+
+
+for _module_name in _builtin_modules():
+    _module = importlib.import_module(f"{__name__}.{_module_name}")
+    if isinstance(getattr(_module, "PROVIDER", None), Provider):
+        register(_module.PROVIDER)

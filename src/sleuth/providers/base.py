@@ -41,6 +41,10 @@ class ProviderInfo:
     #: False for back ends on this machine (the knowledge base): their answers are not
     #: cached, so a re-indexed folder shows at once.
     remote: bool = True
+    #: The endpoint and key variable of `providers.<name>` when sleuth.yaml names neither,
+    #: so a new module needs no entry in `sleuth.config` (the older ones keep theirs).
+    default_url: str = ""
+    api_key_env: str | None = None
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,9 @@ def main() -> None:
     print(f"{len(pages)} pages from {folder}; halves: alternate ids in sorted order")
     print(f"{'extractor':<24} {'F1':>6} {'prec':>6} {'recall':>6} {'pages/s':>8}  F1 half A / B")
     for name in EXTRACTORS:
-        pairs = [precision_recall(page[3], out) for page, out in zip(pages, outputs[name], strict=True)]
+        pairs = [
+            precision_recall(page[3], out) for page, out in zip(pages, outputs[name], strict=True)
+        ]
         f1, precision, recall = scores(pairs)
         half_a, half_b = scores(pairs[0::2])[0], scores(pairs[1::2])[0]
         print(

@@ -126,9 +126,9 @@ class HttpTransport:
                 "a client handed in could bypass them"
             )
         self._kb_path = kb_path
-        self._proxy = _checked_proxy(egress_proxy)
+        self._proxy = checked_proxy(egress_proxy)
         self._max_body_bytes = max_body_bytes
-        self._client = client or _build_client(self._proxy, egress)
+        self._client = client or build_client(self._proxy, egress)
 
     async def send(
         self, provider: str, query: str, request: HttpRequest, timeout_s: float
@@ -227,7 +227,7 @@ class HttpTransport:
         await self._client.aclose()
 
 
-def _checked_proxy(proxy: str | None) -> str | None:
+def checked_proxy(proxy: str | None) -> str | None:
     """`proxy` when it is a URL httpx and ddgs can route through; `ConfigError` if not,
     so that a typo fails at start-up and never sends calls direct."""
     if proxy is None:
@@ -246,8 +246,9 @@ def _checked_proxy(proxy: str | None) -> str | None:
     return proxy
 
 
-def _build_client(proxy: str | None, policy: EgressPolicy | None) -> httpx.AsyncClient:
-    """The one httpx client, routed as configured and nothing else.
+def build_client(proxy: str | None, policy: EgressPolicy | None) -> httpx.AsyncClient:
+    """An httpx client routed as configured and nothing else (provider calls and page
+    fetches, `sleuth.extract.fetch`, each build theirs here).
 
     `trust_env=False`: HTTP(S)_PROXY, ALL_PROXY and NO_PROXY cannot send calls around
     the configured proxy (or through one nobody configured), and .netrc adds no
@@ -415,6 +416,8 @@ class ReplayTransport:
     def __init__(self, entries: Iterable[Mapping[str, Any]], source: str = "cassette") -> None:
         self._answers: dict[tuple[str, str], deque[RawResponse]] = defaultdict(deque)
         for line_no, entry in enumerate(entries, start=1):
+            if "page" in entry:  # a fetched page's line: `sleuth.extract.cassette` reads it
+                continue
             try:
                 key = (str(entry["provider"]), str(entry["query"]))
                 answer = RawResponse(

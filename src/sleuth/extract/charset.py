@@ -9,7 +9,7 @@ Either way `Decoded.mislabelled` says so.
 
 >>> decode("caf\\u00e9".encode(), "text/html; charset=iso-8859-1")
 Decoded(text='café', charset='utf-8', mislabelled=True)
->>> decode("北京今天天气晴朗，最高气温二十五度，适合出门散步。".encode("gb18030"), "text/html").charset
+>>> decode("北京今天天气晴朗，最高气温二十五度，适合散步。".encode("gb18030"), None).charset
 'gb18030'
 """
 
@@ -21,11 +21,15 @@ from dataclasses import dataclass
 
 from charset_normalizer import from_bytes
 
-__all__ = ["Decoded", "decode", "declared_charset"]
+__all__ = ["Decoded", "declared_charset", "decode"]
 
 _HEADER_CHARSET = re.compile(r"charset\s*=\s*[\"']?([\w.:-]+)", re.IGNORECASE)
 _META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([\w.:-]+)", re.IGNORECASE)
-_BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
 _WESTERN = frozenset({"latin-1", "iso8859-1", "cp1252", "ascii"})
 # Chinese pages labelled gb2312 use characters only its superset has.
 _SUPERSETS = {"gb2312": "gb18030", "gbk": "gb18030"}
@@ -66,7 +70,10 @@ def decode(body: bytes, content_type: str | None) -> Decoded:
         if body.startswith(bom):
             return Decoded(body.decode(codec, errors="replace").lstrip("\ufeff"), codec)
     meta = _META_CHARSET.search(body[:4096])
-    declared = [_codec(declared_charset(content_type)), _codec(meta.group(1).decode() if meta else None)]
+    declared = [
+        _codec(declared_charset(content_type)),
+        _codec(meta.group(1).decode() if meta else None),
+    ]
     mislabelled = False
     for codec in filter(None, declared):
         text = _strict(body, codec)
@@ -84,6 +91,5 @@ def decode(body: bytes, content_type: str | None) -> Decoded:
     if as_utf8 is not None:
         return Decoded(as_utf8, "utf-8", mislabelled)
     best = from_bytes(body[:200_000]).best()
-    codec = _codec(best.encoding) if best is not None else None
-    codec = codec or "utf-8"
-    return Decoded(body.decode(codec, errors="replace"), codec, mislabelled)
+    detected = (_codec(best.encoding) if best is not None else None) or "utf-8"
+    return Decoded(body.decode(detected, errors="replace"), detected, mislabelled)

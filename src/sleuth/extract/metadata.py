@@ -172,8 +172,8 @@ def _bylines(tree: HtmlElement) -> tuple[datetime | None, datetime | None]:
 def page_facts(tree: HtmlElement) -> PageFacts:
     """Read the page's own statements; parse before pruning (see `main_text`)."""
     ld = _json_ld(tree)
-    ld_value = {key: next((o[key] for o in ld if key in o), None) for key in (
-        "headline", "datePublished", "dateModified", "author", "publisher", "inLanguage")}  # fmt: skip
+    keys = ("headline", "datePublished", "dateModified", "author", "publisher", "inLanguage")
+    ld_value = {key: next((o[key] for o in ld if key in o), None) for key in keys}
     title = next(_meta(tree, ("og:title", "twitter:title")), None) or _name(ld_value["headline"])
     if not title:
         title = _clean(tree.findtext(".//title"))

@@ -27,6 +27,7 @@ from sleuth.extract.charset import decode
 from sleuth.extract.main_text import main_text, parse_html
 from sleuth.extract.metadata import page_facts
 from sleuth.extract.pdf import pdf_text
+from sleuth.text import language_of
 
 __all__ = ["Document", "cut_text", "kind_of", "read_document"]
 
@@ -117,7 +118,8 @@ def _html(body: bytes, content_type: str | None, url: str | None) -> Document:
         title=facts.title,
         published_at=facts.published_at,
         modified_at=facts.modified_at,
-        language=facts.language,
+        # undeclared: Chinese is told by its script; other languages are left unsaid
+        language=facts.language or ("zh" if language_of(text) == "zh" else None),
         author=facts.author,
         site_name=facts.site_name,
         links=_links(tree, text, url),

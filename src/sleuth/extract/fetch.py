@@ -139,6 +139,11 @@ class HttpPageSource:
             ) from None
         except EgressDenied as exc:  # raised below httpx, which knows no host
             raise EgressDenied(exc.message, provider=host) from None
+        except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
+            # httpx reads a redirect's Location even when it is not followed
+            raise BadResponse(
+                f"{url} leads to a URL that is not http(s) or not valid: {exc}", provider=host
+            ) from None
         except httpx.TransportError as exc:
             if (reason := _tls_failure(exc)) is not None:
                 raise TlsInvalid(

@@ -50,6 +50,9 @@ _BYLINE = re.compile(
     re.IGNORECASE,
 )
 _MODIFIED_CUES = ("updated", "modified", "更新", "修改")
+_BYLINE_AUTHOR = re.compile(
+    r"(?:作者|记者|文)\s*[:：/]\s*([\w·]{2,12})|^By\s+([A-Z][\w.'-]+(?: [A-Z][\w.'-]+){0,3})"
+)
 _BYLINE_PLACES = (
     "//*[contains(@class,'byline') or contains(@class,'date') or contains(@class,'time')"
     " or contains(@class,'meta') or contains(@class,'info')][string-length(normalize-space())<200]"
@@ -149,6 +152,25 @@ def _time_elements(tree: HtmlElement, kind: str) -> Iterator[str]:
             yield stamp
 
 
+def _byline_author(tree: HtmlElement) -> str | None:
+    for element in tree.xpath(_BYLINE_PLACES)[:50]:
+        if match := _BYLINE_AUTHOR.search(" ".join(element.text_content().split())):
+            return match.group(1) or match.group(2)
+    return None
+
+
+def _headline(tree: HtmlElement) -> str | None:
+    """The page's one `<h1>` when the `<title>` holds it ("Headline | Site" titles),
+    else the `<title>`."""
+    title = _clean(tree.findtext(".//title"))
+    headings = tree.xpath("//h1")
+    if len(headings) == 1 and title:
+        heading = _clean(headings[0].text_content())
+        if heading and heading in title:
+            return heading
+    return title
+
+
 def _bylines(tree: HtmlElement) -> tuple[datetime | None, datetime | None]:
     published = modified = None
     now = datetime.now(UTC)
@@ -176,7 +198,7 @@ def page_facts(tree: HtmlElement) -> PageFacts:
     ld_value = {key: next((o[key] for o in ld if key in o), None) for key in keys}
     title = next(_meta(tree, ("og:title", "twitter:title")), None) or _name(ld_value["headline"])
     if not title:
-        title = _clean(tree.findtext(".//title"))
+        title = _headline(tree)
     published = (
         _first_stamp(_meta(tree, _PUBLISHED_META))
         or _first_stamp(iter([str(ld_value["datePublished"] or "")]))
@@ -198,7 +220,7 @@ def page_facts(tree: HtmlElement) -> PageFacts:
         title=_clean(title),
         published_at=published,
         modified_at=modified,
-        author=_clean(author) or _name(ld_value["author"]),
+        author=_clean(author) or _name(ld_value["author"]) or _byline_author(tree),
         site_name=_clean(site),
         language=_clean(language) or _clean(str(ld_value["inLanguage"] or "")),
     )

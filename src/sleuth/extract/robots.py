@@ -18,8 +18,8 @@ import time
 from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
-from sleuth.errors import ProviderError, ReplayMiss, SearchError
-from sleuth.extract.fetch import PageSource
+from sleuth.errors import EgressDenied, ProviderError, ReplayMiss, SearchError
+from sleuth.extract.fetch import PageSource, TlsInvalid
 
 __all__ = ["PRODUCT_TOKEN", "RobotsCache", "parse_rules"]
 
@@ -63,6 +63,8 @@ class RobotsCache:
             )
         except ReplayMiss:
             return _ALLOW_ALL
+        except (EgressDenied, TlsInvalid):
+            raise  # the page itself would meet the same refusal: say that, not robots
         except ProviderError as exc:
             status = exc.http_status or 0
             return _ALLOW_ALL if 400 <= status < 500 else _DISALLOW_ALL

@@ -153,9 +153,7 @@ async def test_recorded_pages_replay_offline(site: HTTPServer, tmp_path: Path) -
     cassette = tmp_path / "pages.jsonl"
     site.expect_request("/a").respond_with_data(ARTICLE, content_type="text/html")
     url = site.url_for("/a")
-    recording = Sleuth(
-        load_settings(record=cassette, egress={"allow_private": ["127.0.0.1"]})
-    )
+    recording = Sleuth(load_settings(record=cassette, egress={"allow_private": ["127.0.0.1"]}))
     async with recording:
         recorded = (await recording.extract({"urls": [url]})).pages[0]
     site.stop()  # from here on nothing answers on that port

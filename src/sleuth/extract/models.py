@@ -24,7 +24,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from sleuth.contract import ErrorInfo, describe_validation_error
 from sleuth.errors import InvalidRequest
 
-__all__ = ["ExtractRequest", "ExtractResponse", "ExtractedPage", "TlsInfo", "parse_extract_request"]
+__all__ = [
+    "ExtractRequest",
+    "ExtractResponse",
+    "ExtractedPage",
+    "PageArguments",
+    "TlsInfo",
+    "parse_extract_request",
+]
 
 TlsStatus = Literal["valid", "invalid", "none"]
 
@@ -40,6 +47,18 @@ class ExtractRequest(BaseModel):
         None, ge=200, le=100_000, description="Cut the text at this many characters."
     )
     no_cache: bool = Field(False, description="Fetch again even when the page is cached.")
+
+
+class PageArguments(BaseModel):
+    """The MCP tool `extract_page`: one page to read."""
+
+    model_config = ConfigDict(extra="forbid", title="ExtractPageArguments")
+
+    url: str = Field(min_length=1, max_length=2000, description="The http(s) page to read.")
+    include_links: bool = Field(False, description="Also return the links in the main text.")
+    max_chars: int | None = Field(
+        None, ge=200, le=100_000, description="Cut the text at this many characters."
+    )
 
 
 class TlsInfo(BaseModel):

@@ -47,6 +47,7 @@ from sleuth.contract import (
 from sleuth.dispatch import backups_for, choose_providers, request_for
 from sleuth.egress import EgressPolicy
 from sleuth.errors import InvalidRequest, NoResults, SearchError
+from sleuth.extract.in_search import with_content
 from sleuth.extract.models import ExtractRequest, ExtractResponse, parse_extract_request
 from sleuth.extract.reader import PageReader, build_page_source
 from sleuth.feedback import FeedbackTally
@@ -440,10 +441,17 @@ class Sleuth:
             top = checked.items
         if watch is not None:  # projection may drop source_trust_score; the log wants it
             watch.scored(top)
+        # Intent is read from the query as typed: a query the guard neutralised keeps
+        # what it asked of the answer ("..., cite your sources" still brings url).
+        include = self._include_for(req, req.query, now)
+        if "content" in include and top:
+            with timer.stage("content"):
+                reserve = self.finishing.reserve_s(settings.deadline_s)
+                top, unread = await with_content(
+                    top, self.pages, rewritten.topic_terms, deadline=deadline - reserve
+                )
+                merged.degradations.extend(unread)
         with timer.stage("project"):
-            # Intent is read from the query as typed: a query the guard neutralised keeps
-            # what it asked of the answer ("..., cite your sources" still brings url).
-            include = self._include_for(req, req.query, now)
             results = project(top, include, len(top), settings.projection)
         with timer.stage("summarize"):
             summary = summarize(top, rewritten.topic_terms, rewritten.language, settings.summary)

@@ -36,3 +36,9 @@ class ExtractSettings(BaseModel):
     cache_ttl_s: int = Field(
         3600, ge=0, description="How long an extracted page is answered from the cache."
     )
+    search_pages: int = Field(
+        5, ge=1, le=10, description="With include content: how many top results' pages are read."
+    )
+    excerpt_chars: int = Field(
+        1200, ge=200, le=20_000, description="With include content: each excerpt's budget."
+    )

@@ -30,26 +30,18 @@ from sleuth.errors import (
     BadResponse,
     EgressDenied,
     InvalidRequest,
-    ProviderError,
     ProviderTimeout,
     ProviderUnavailable,
+    TlsInvalid,
     from_status,
 )
 from sleuth.extract.models import TlsInfo
 from sleuth.transport import build_client, checked_proxy
 
-__all__ = ["Fetched", "HttpPageSource", "PageSource", "TlsInvalid", "checked_url", "host_of"]
+__all__ = ["Fetched", "HttpPageSource", "PageSource", "checked_url", "host_of"]
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _ACCEPT = "text/html,application/xhtml+xml,application/pdf;q=0.9,text/plain;q=0.8,*/*;q=0.1"
-
-
-class TlsInvalid(ProviderError):
-    """The page's TLS certificate did not verify; the page was not read."""
-
-    code = "tls_invalid"
-    category = "non_recoverable"
-    status_hint = 502
 
 
 @dataclass(frozen=True)

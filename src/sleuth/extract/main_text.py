@@ -10,7 +10,9 @@ the article benchmark (`bench/extract.py`); sleuth runs it without its fallbacks
 - the page's headline and the standfirst right after it are the page's `title` and
   description, not its body: leading lines that repeat the title (`<title>`,
   `og:title`, `twitter:title`, `<h1>`) are cut, and after them a line that repeats
-  the page's description.
+  the page's description; and when the headline comes later, in the first half of
+  the text, after lines that hold no sentence (`SENTENCE_WORDS`), those lines are the
+  menus and tag lists the extractor took along, and are cut too.
 
 The text is Markdown-light: paragraphs, `#` headings, `- ` lists, `|` tables and
 fenced code blocks, one block a line.
@@ -32,10 +34,12 @@ import re
 import trafilatura
 from lxml.html import HtmlElement
 
-__all__ = ["LINK_DENSITY", "main_text", "parse_html", "title_lines"]
+__all__ = ["LINK_DENSITY", "SENTENCE_WORDS", "main_text", "parse_html", "title_lines"]
 
 #: Share of a list's visible characters inside links above which it is navigation.
 LINK_DENSITY = 0.5
+#: A line of this many words or more is a sentence, not a menu entry.
+SENTENCE_WORDS = 10
 _WORDS = re.compile(r"\w+")
 
 
@@ -91,8 +95,20 @@ def _is_title(line: str, titles: set[str]) -> bool:
     return any(line == title or (len(line) > 20 and line in title) for title in titles)
 
 
+def _after_navigation(lines: list[str], titles: set[str]) -> list[str]:
+    """From the headline on, when what comes before it, in the first half of the text,
+    holds no sentence: menus and tag lists that the extractor took along."""
+    for at, line in enumerate(lines[1 : len(lines) // 2], start=1):
+        words = _words(line.lstrip("#"))
+        if words and _is_title(words, titles):
+            if all(len(before.split()) < SENTENCE_WORDS for before in lines[:at]):
+                return lines[at:]
+            break
+    return lines
+
+
 def _without_headline(text: str, titles: set[str], descriptions: set[str]) -> str:
-    lines = text.split("\n")
+    lines = _after_navigation(text.split("\n"), titles)
     cut_title = False
     while lines:
         words = _words(lines[0].lstrip("#"))

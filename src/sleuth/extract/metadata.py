@@ -44,11 +44,12 @@ _MODIFIED_META = (
 _AUTHOR_META = ("author", "article:author", "dc.creator", "parsely-author", "sailthru.author")
 _SITE_META = ("og:site_name", "application-name", "publisher")
 _BYLINE = re.compile(
-    r"(?P<cue>published|posted|first published|updated|last updated|modified|"
+    r"(?P<cue>first published|published|posted|last updated|updated|modified|"
     r"发布时间|发布于|发表于|发表时间|发布日期|更新时间|更新于|最后更新|修改时间)"
-    r"\s*(?:on|at)?\s*[:：]?\s*(?P<rest>.{6,40})",
+    r"\s*(?:on|at)?\s*[:：]?\s*",
     re.IGNORECASE,
 )
+_STAMP_CHARS = 40  # what follows a cue that can be its date
 _MODIFIED_CUES = ("updated", "modified", "更新", "修改")
 _BYLINE_AUTHOR = re.compile(
     r"(?:作者|记者|文)\s*[:：/]\s*([\w·]{2,12})|^By\s+([A-Z][\w.'-]+(?: [A-Z][\w.'-]+){0,3})"
@@ -176,8 +177,14 @@ def _bylines(tree: HtmlElement) -> tuple[datetime | None, datetime | None]:
     now = datetime.now(UTC)
     settings = DateSettings()
     for element in tree.xpath(_BYLINE_PLACES)[:50]:
-        for match in _BYLINE.finditer(" ".join(element.text_content().split())):
-            stamp = match.group("rest")
+        line = " ".join(element.text_content().split())
+        cues = list(_BYLINE.finditer(line))
+        # each cue's date runs to the next cue ("Published ... · Updated ...")
+        ends = [later.start() for later in cues[1:]] + [len(line)]
+        for match, end in zip(cues, ends, strict=True):
+            stamp = line[match.end() : min(end, match.end() + _STAMP_CHARS)]
+            if len(stamp) < 6:
+                continue
             found = parse_stamp(stamp.split()[0]) if stamp[:4].isdigit() else None
             if found is None:
                 date = find_date("", stamp, None, now, settings)

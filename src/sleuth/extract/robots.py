@@ -18,8 +18,8 @@ import time
 from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
-from sleuth.errors import EgressDenied, ProviderError, ReplayMiss, SearchError
-from sleuth.extract.fetch import PageSource, TlsInvalid
+from sleuth.errors import EgressDenied, ProviderError, ReplayMiss, SearchError, TlsInvalid
+from sleuth.extract.fetch import PageSource
 
 __all__ = ["PRODUCT_TOKEN", "RobotsCache", "parse_rules"]
 

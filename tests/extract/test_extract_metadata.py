@@ -48,6 +48,14 @@ def test_english_bylines() -> None:
     assert found.modified_at is not None and str(found.modified_at.date()) == "2025-03-05"
 
 
+def test_a_byline_without_a_date_cue_gives_no_date() -> None:
+    found = facts(
+        "<html><body><div class='byline'>By Ana Silva, Coast Daily</div>"
+        "<div class='date'>Tuesday</div><p>Body.</p></body></html>"
+    )
+    assert found.published_at is None and found.author == "Ana Silva"
+
+
 def test_chinese_bylines() -> None:
     found = facts(
         "<html><body><div class='info'>发布时间：2025-06-18 09:00　更新时间：2025年6月19日　"

@@ -105,7 +105,7 @@ def cut_text(text: str, max_chars: int) -> tuple[str, bool]:
     return head, True
 
 
-def _html(body: bytes, content_type: str | None, url: str | None) -> Document:
+def _html(body: bytes, content_type: str | None, url: str | None, include_links: bool) -> Document:
     decoded = decode(body, content_type)
     tree = parse_html(decoded.text)
     if tree is None:
@@ -122,15 +122,20 @@ def _html(body: bytes, content_type: str | None, url: str | None) -> Document:
         language=facts.language or ("zh" if language_of(text) == "zh" else None),
         author=facts.author,
         site_name=facts.site_name,
-        links=_links(tree, text, url),
+        links=_links(tree, text, url) if include_links else [],
         mislabelled_charset=decoded.mislabelled,
     )
 
 
 def read_document(
-    body: bytes, content_type: str | None, url: str | None, *, max_chars: int = 100_000
+    body: bytes,
+    content_type: str | None,
+    url: str | None,
+    *,
+    max_chars: int = 100_000,
+    include_links: bool = False,
 ) -> Document:
-    """The page in `body`, its text cut to `max_chars`."""
+    """The page in `body`, its text cut to `max_chars`; its links only when asked."""
     kind = kind_of(content_type, body)
     if kind == "pdf":
         pdf = pdf_text(body)
@@ -143,7 +148,7 @@ def read_document(
             truncated=pdf.truncated,
         )
     elif kind == "html":
-        document = _html(body, content_type, url)
+        document = _html(body, content_type, url, include_links)
     else:
         decoded = decode(body, content_type)
         document = Document(decoded.text.strip(), mislabelled_charset=decoded.mislabelled)

@@ -41,7 +41,11 @@ def page_from_file(
             raise InvalidRequest(f"urls: {shown} is larger than {max_bytes} bytes", field="urls")
         content_type = mimetypes.guess_type(path.name)[0]
         document = read_document(
-            path.read_bytes(), content_type, path.resolve().as_uri(), max_chars=max_chars
+            path.read_bytes(),
+            content_type,
+            path.resolve().as_uri(),
+            max_chars=max_chars,
+            include_links=include_links,
         )
     except SearchError as exc:
         return error_page(shown, exc)

@@ -10,9 +10,9 @@ the article benchmark (`bench/extract.py`); sleuth runs it without its fallbacks
 - the page's headline and the standfirst right after it are the page's `title` and
   description, not its body: leading lines that repeat the title (`<title>`,
   `og:title`, `twitter:title`, `<h1>`) are cut, and after them a line that repeats
-  the page's description; and when the headline comes later, in the first half of
-  the text, after lines that hold no sentence (`SENTENCE_WORDS`), those lines are the
-  menus and tag lists the extractor took along, and are cut too.
+  the page's description; and when the headline comes later, after lines that hold
+  no sentence (`SENTENCE_WORDS`), those lines are the menus and tag lists the
+  extractor took along, and are cut too.
 
 The text is Markdown-light: paragraphs, `#` headings, `- ` lists, `|` tables and
 fenced code blocks, one block a line.
@@ -96,14 +96,14 @@ def _is_title(line: str, titles: set[str]) -> bool:
 
 
 def _after_navigation(lines: list[str], titles: set[str]) -> list[str]:
-    """From the headline on, when what comes before it, in the first half of the text,
-    holds no sentence: menus and tag lists that the extractor took along."""
-    for at, line in enumerate(lines[1 : len(lines) // 2], start=1):
+    """From the headline on, when what comes before it holds no sentence: menus and
+    tag lists that the extractor took along."""
+    for at, line in enumerate(lines):
         words = _words(line.lstrip("#"))
         if words and _is_title(words, titles):
-            if all(len(before.split()) < SENTENCE_WORDS for before in lines[:at]):
-                return lines[at:]
-            break
+            return lines[at:]
+        if len(line.split()) >= SENTENCE_WORDS:
+            break  # a sentence before any headline: the text starts here
     return lines
 
 

@@ -153,9 +153,13 @@ def _time_elements(tree: HtmlElement, kind: str) -> Iterator[str]:
             yield stamp
 
 
-def _byline_author(tree: HtmlElement) -> str | None:
-    for element in tree.xpath(_BYLINE_PLACES)[:50]:
-        if match := _BYLINE_AUTHOR.search(" ".join(element.text_content().split())):
+def _byline_texts(tree: HtmlElement) -> list[str]:
+    return [" ".join(element.text_content().split()) for element in tree.xpath(_BYLINE_PLACES)[:50]]
+
+
+def _byline_author(lines: list[str]) -> str | None:
+    for line in lines:
+        if match := _BYLINE_AUTHOR.search(line):
             return match.group(1) or match.group(2)
     return None
 
@@ -172,13 +176,14 @@ def _headline(tree: HtmlElement) -> str | None:
     return title
 
 
-def _bylines(tree: HtmlElement) -> tuple[datetime | None, datetime | None]:
+def _bylines(lines: list[str]) -> tuple[datetime | None, datetime | None]:
     published = modified = None
     now = datetime.now(UTC)
     settings = DateSettings()
-    for element in tree.xpath(_BYLINE_PLACES)[:50]:
-        line = " ".join(element.text_content().split())
+    for line in lines:
         cues = list(_BYLINE.finditer(line))
+        if not cues:
+            continue
         # each cue's date runs to the next cue ("Published ... · Updated ...")
         ends = [later.start() for later in cues[1:]] + [len(line)]
         for match, end in zip(cues, ends, strict=True):
@@ -216,18 +221,23 @@ def page_facts(tree: HtmlElement) -> PageFacts:
         or _first_stamp(iter([str(ld_value["dateModified"] or "")]))
         or _first_stamp(_time_elements(tree, "updated"))
     )
+    bylines: list[str] | None = None  # read only when the markup did not say
     if published is None or modified is None:
-        from_byline = _bylines(tree)
+        bylines = _byline_texts(tree)
+        from_byline = _bylines(bylines)
         published = published or from_byline[0]
         modified = modified or from_byline[1]
     author = next((a for a in _meta(tree, _AUTHOR_META) if not a.startswith("http")), None)
+    author = _clean(author) or _name(ld_value["author"])
+    if author is None:
+        author = _byline_author(_byline_texts(tree) if bylines is None else bylines)
     site = next(_meta(tree, _SITE_META), None) or _name(ld_value["publisher"])
     language = tree.get("lang") or next(_meta(tree, ("content-language", "og:locale")), None)
     return PageFacts(
         title=_clean(title),
         published_at=published,
         modified_at=modified,
-        author=_clean(author) or _name(ld_value["author"]) or _byline_author(tree),
+        author=author,
         site_name=_clean(site),
         language=_clean(language) or _clean(str(ld_value["inLanguage"] or "")),
     )

@@ -11,7 +11,9 @@ import asyncio
 import hashlib
 import json
 import time
-from collections import defaultdict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 
 from sleuth.egress import EgressPolicy
@@ -104,9 +106,9 @@ class PageReader:
         self.source = source
         self._injection = injection
         self._cache = cache
-        self._hosts: defaultdict[str, asyncio.Semaphore] = defaultdict(
-            lambda: asyncio.Semaphore(settings.per_host)
-        )
+        # per host: its semaphore and how many fetches hold or await it; an idle
+        # host's entry is dropped, so a long-running service keeps no trail of hosts
+        self._hosts: dict[str, tuple[asyncio.Semaphore, int]] = {}
         self._robots = RobotsCache(source, user_agent=settings.user_agent)
 
     async def read_all(self, request: ExtractRequest) -> list[ExtractedPage]:
@@ -157,7 +159,7 @@ class PageReader:
         self, url: str, include_links: bool, max_chars: int | None, deadline: float
     ) -> ExtractedPage:
         limit = min(max_chars or self.settings.max_chars, self.settings.max_chars)
-        async with self._hosts[host_of(url)]:
+        async with self._host_slot(host_of(url)):
             if self.settings.robots and not await self._robots.allows(url, deadline):
                 raise PolicyViolation(
                     f"robots.txt of {host_of(url)} does not allow {PRODUCT_TOKEN!r} to read "
@@ -170,14 +172,31 @@ class PageReader:
                 user_agent=self.settings.user_agent,
             )
         document = await asyncio.to_thread(
-            read_document,
-            fetched.body,
-            fetched.headers.get("content-type"),
-            fetched.final_url,
-            max_chars=limit,
+            partial(
+                read_document,
+                fetched.body,
+                fetched.headers.get("content-type"),
+                fetched.final_url,
+                max_chars=limit,
+                include_links=include_links,
+            )
         )
         page = page_from_document(url, document, include_links=include_links, fetched=fetched)
         return screened(page, self._injection)
+
+    @asynccontextmanager
+    async def _host_slot(self, host: str) -> AsyncIterator[None]:
+        gate, users = self._hosts.get(host) or (asyncio.Semaphore(self.settings.per_host), 0)
+        self._hosts[host] = (gate, users + 1)
+        try:
+            async with gate:
+                yield
+        finally:
+            gate, users = self._hosts[host]
+            if users == 1:
+                del self._hosts[host]
+            else:
+                self._hosts[host] = (gate, users - 1)
 
     def _key(self, url: str, include_links: bool, max_chars: int | None) -> str:
         shape = json.dumps([url, include_links, max_chars])

@@ -26,6 +26,7 @@ __all__ = ["PRODUCT_TOKEN", "RobotsCache", "parse_rules"]
 #: The name sleuth answers to in a robots.txt `User-agent:` line.
 PRODUCT_TOKEN = "sleuth"  # noqa: S105 (a robots.txt name, not a secret)
 _MAX_BYTES = 500_000  # the RFC's minimum a crawler must read
+_MAX_ORIGINS = 10_000  # robots.txt rules kept at once
 _ALLOW_ALL = "User-agent: *\nAllow: /\n"
 _DISALLOW_ALL = "User-agent: *\nDisallow: /\n"
 
@@ -50,6 +51,10 @@ class RobotsCache:
         cached = self._rules.get(origin)
         if cached is None or cached[0] < now:
             cached = (now + self._ttl_s, parse_rules(await self._read(origin, timeout_s)))
+            if len(self._rules) >= _MAX_ORIGINS:  # forget the expired ones first
+                self._rules = {k: v for k, v in self._rules.items() if v[0] >= now}
+                if len(self._rules) >= _MAX_ORIGINS:
+                    self._rules.clear()
             self._rules[origin] = cached
         return cached[1].can_fetch(PRODUCT_TOKEN, url)
 

@@ -24,12 +24,13 @@ from lxml.html import HtmlElement
 
 from sleuth.errors import BadResponse
 from sleuth.extract.charset import decode
+from sleuth.extract.excerpt import cut_text
 from sleuth.extract.main_text import main_text, parse_html
 from sleuth.extract.metadata import page_facts
 from sleuth.extract.pdf import pdf_text
 from sleuth.text import language_of
 
-__all__ = ["Document", "cut_text", "kind_of", "read_document"]
+__all__ = ["Document", "kind_of", "read_document"]
 
 _HIDDEN_STYLE = re.compile(
     r"display\s*:\s*none|visibility\s*:\s*hidden|font-size\s*:\s*0(?![.\d])"
@@ -91,18 +92,6 @@ def _links(tree: HtmlElement, text: str, base: str | None) -> list[str]:
         if href and not href.startswith("#") and len(label) > 1 and label in text:
             found[urljoin(base or "", href)] = None
     return list(found)
-
-
-def cut_text(text: str, max_chars: int) -> tuple[str, bool]:
-    """`text` cut to `max_chars` at the last block (else line, else space) boundary."""
-    if len(text) <= max_chars:
-        return text, False
-    head = text[:max_chars]
-    for boundary in ("\n\n", "\n", " "):
-        at = head.rfind(boundary)
-        if at > max_chars // 2:
-            return head[:at].rstrip(), True
-    return head, True
 
 
 def _html(body: bytes, content_type: str | None, url: str | None, include_links: bool) -> Document:

@@ -20,12 +20,23 @@ import math
 import re
 from collections.abc import Iterable, Sequence
 
-from sleuth.extract.document import cut_text
 from sleuth.text import tokens
 
-__all__ = ["excerpt", "passages"]
+__all__ = ["cut_text", "excerpt", "passages"]
 
 _BLOCKS = re.compile(r"\n\s*\n")
+
+
+def cut_text(text: str, max_chars: int) -> tuple[str, bool]:
+    """`text` cut to `max_chars` at the last block (else line, else space) boundary."""
+    if len(text) <= max_chars:
+        return text, False
+    head = text[:max_chars]
+    for boundary in ("\n\n", "\n", " "):
+        at = head.rfind(boundary)
+        if at > max_chars // 2:
+            return head[:at].rstrip(), True
+    return head, True
 
 
 def _stem(token: str) -> str:

@@ -11,7 +11,6 @@ import mimetypes
 from pathlib import Path
 
 from sleuth.errors import InvalidRequest, SearchError
-from sleuth.extract.document import read_document
 from sleuth.extract.models import ExtractedPage
 from sleuth.extract.reader import error_page, page_from_document
 from sleuth.extract.screening import screened
@@ -39,6 +38,8 @@ def page_from_file(
             )
         if path.stat().st_size > max_bytes:
             raise InvalidRequest(f"urls: {shown} is larger than {max_bytes} bytes", field="urls")
+        from sleuth.extract.document import read_document  # heavy: see reader._read
+
         content_type = mimetypes.guess_type(path.name)[0]
         document = read_document(
             path.read_bytes(),

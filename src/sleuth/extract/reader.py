@@ -15,11 +15,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sleuth.egress import EgressPolicy
 from sleuth.errors import PolicyViolation, ProviderTimeout, SearchError
 from sleuth.extract.cassette import RecordingPageSource, ReplayPageSource
-from sleuth.extract.document import Document, read_document
 from sleuth.extract.fetch import Fetched, HttpPageSource, PageSource, checked_url, host_of
 from sleuth.extract.models import ExtractedPage, ExtractRequest, TlsInfo
 from sleuth.extract.robots import PRODUCT_TOKEN, RobotsCache
@@ -27,6 +27,9 @@ from sleuth.extract.screening import screened
 from sleuth.extract.settings import ExtractSettings
 from sleuth.stages.injection import InjectionSettings
 from sleuth.store import CacheEntry, CacheStore
+
+if TYPE_CHECKING:
+    from sleuth.extract.document import Document
 
 __all__ = ["PageReader", "build_page_source", "page_from_document"]
 
@@ -171,6 +174,10 @@ class PageReader:
                 max_bytes=self.settings.max_bytes,
                 user_agent=self.settings.user_agent,
             )
+        # imported on first use: trafilatura and lxml take a third of a second to load,
+        # which a search or a CLI command that reads no page should not pay
+        from sleuth.extract.document import read_document
+
         document = await asyncio.to_thread(
             partial(
                 read_document,

@@ -65,6 +65,7 @@ def test_the_three_formats_name_the_search_tool() -> None:
             "web_search",
             "search_task_submit",
             "search_task_status",
+            "extract_page",
         ]
 
 

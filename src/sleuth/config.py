@@ -23,6 +23,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from sleuth.admission import AdmissionSettings
 from sleuth.egress import EgressSettings
 from sleuth.errors import ConfigError
+from sleuth.extract.settings import ExtractSettings
 from sleuth.observe import ObserveSettings
 from sleuth.resilience.breaker import BreakerSettings
 from sleuth.resilience.hedge import HedgeSettings
@@ -194,6 +195,7 @@ class Settings(BaseSettings):
     store: StoreSettings = Field(default_factory=StoreSettings)
     cache: CacheSettings = Field(default_factory=CacheSettings)
     egress: EgressSettings = Field(default_factory=EgressSettings)
+    extract: ExtractSettings = Field(default_factory=ExtractSettings)
     content_policy: ContentPolicySettings = Field(default_factory=ContentPolicySettings)
     tasks: TaskSettings = Field(default_factory=TaskSettings)
     serve: ServeSettings = Field(default_factory=ServeSettings)

@@ -61,6 +61,7 @@ IncludeField = Literal[
     "fields",
     "fact_check",
     "flags",
+    "content",
 ]
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
@@ -192,6 +193,9 @@ class ResultItem(BaseModel):
     flags: list[str] = Field(default_factory=list)
     degraded: bool = False
     missing: list[str] = Field(default_factory=list)
+    content: str | None = Field(
+        None, description="With include content: the page's passages nearest the query."
+    )
 
 
 class ProjectedItem(BaseModel):
@@ -221,6 +225,9 @@ class ProjectedItem(BaseModel):
     flags: list[str] | None = None
     degraded: bool | None = Field(None, description="Present and true when a field fell back.")
     missing: list[str] | None = Field(None, description="The fields that were missing or empty.")
+    content: str | None = Field(
+        None, description="The page's passages nearest the query (include content)."
+    )
 
     @model_serializer(mode="wrap")
     def _only_projected(

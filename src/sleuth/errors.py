@@ -24,6 +24,7 @@
         ├── ReplayMiss               non_recoverable: the cassette has no answer
         ├── DeadlineExceeded         recoverable: the overall deadline ran out first
         ├── EgressDenied             non_recoverable: the egress policy refused the address
+        ├── TlsInvalid               unexpected: a page's TLS certificate did not verify
         └── BadResponse              unexpected: unparseable body, wrong content type, too large
 
 The HTTP and MCP layers map any of them with `error.info()` and `error.status_hint`,
@@ -241,6 +242,16 @@ class EgressDenied(ProviderError):
 
     code = "egress_denied"
     category = "non_recoverable"
+    status_hint = 502
+
+
+class TlsInvalid(ProviderError):
+    """A page's TLS certificate did not verify (`sleuth.extract`); the page was not read.
+    Unexpected, as the error rules class an error they have no rule for: a public
+    site whose certificate fails is rare, and worth a look."""
+
+    code = "tls_invalid"
+    category = "unexpected"
     status_hint = 502
 
 

@@ -47,6 +47,9 @@ from sleuth.contract import (
 from sleuth.dispatch import backups_for, choose_providers, request_for
 from sleuth.egress import EgressPolicy
 from sleuth.errors import InvalidRequest, NoResults, SearchError
+from sleuth.extract.in_search import with_content
+from sleuth.extract.models import ExtractRequest, ExtractResponse, parse_extract_request
+from sleuth.extract.reader import PageReader, build_page_source
 from sleuth.feedback import FeedbackTally
 from sleuth.mapping_files import MappingFiles
 from sleuth.model_summary import summarize_with_model
@@ -191,6 +194,7 @@ class Sleuth:
         self.gate = Gate(self.settings.admission, self.settings.deadline_s)
         #: How long the stages after the fan-out take, kept clear of the deadline.
         self.finishing = FinishingTime()
+        self._pages: PageReader | None = None
 
     @property
     def transport(self) -> Transport:
@@ -210,6 +214,50 @@ class Sleuth:
                 chosen = StoreSettings(backend="memory")
             self._store = open_store(chosen)
         return self._store
+
+    @property
+    def pages(self) -> PageReader:
+        """Reads pages (`extract`); its client is built on first use, like the transport's."""
+        if self._pages is None:
+            settings = self.settings
+            source = build_page_source(
+                settings.extract,
+                replay=settings.replay,
+                record=settings.record,
+                egress_proxy=settings.egress_proxy,
+                egress=EgressPolicy.from_settings(settings.egress),
+            )
+            self._pages = PageReader(
+                settings.extract, source, injection=settings.injection, cache=self.store
+            )
+        return self._pages
+
+    async def extract(self, request: ExtractRequest | Mapping[str, Any]) -> ExtractResponse:
+        """Fetch and read pages: one `ExtractedPage` per URL, in order, each failure in
+        its page's `error`. Raises only `InvalidRequest` for a malformed request."""
+        started = time.perf_counter()
+        req = parse_extract_request(request)
+        if len(req.urls) > self.settings.extract.max_pages:
+            raise InvalidRequest(
+                f"urls: {len(req.urls)} URLs, more than extract.max_pages allows; "
+                f"allowed: 1..{self.settings.extract.max_pages}",
+                field="urls",
+                allowed=[f"1..{self.settings.extract.max_pages}"],
+            )
+        pages = await self.pages.read_all(req)
+        took = round((time.perf_counter() - started) * 1000, 3)
+        return ExtractResponse(pages=pages, took_ms=took)
+
+    def extract_sync(self, request: ExtractRequest | Mapping[str, Any]) -> ExtractResponse:
+        """`extract` for callers without an event loop (closes connections after)."""
+
+        async def run() -> ExtractResponse:
+            try:
+                return await self.extract(request)
+            finally:
+                await self.aclose()
+
+        return asyncio.run(run())
 
     @classmethod
     def from_config(cls, path: Path | str | None = None, **overrides: Any) -> Sleuth:
@@ -242,6 +290,9 @@ class Sleuth:
         if self._transport is not None and not self._transport_given:
             await self._transport.aclose()
             self._transport = None
+        if self._pages is not None:
+            await self._pages.aclose()
+            self._pages = None
         if self._store is not None and not self._store_given:
             await self._store.aclose()
             if not isinstance(self._store, MemoryStore):  # a memory store is its own state
@@ -255,7 +306,7 @@ class Sleuth:
             try:
                 return await self.search(request)
             finally:
-                # An httpx client belongs to the loop it first ran on; the next call gets its own.
+                # An aiohttp session belongs to the loop it first ran on: the next makes its own.
                 await self.aclose()
 
         return asyncio.run(run())
@@ -397,10 +448,17 @@ class Sleuth:
             top = checked.items
         if watch is not None:  # projection may drop source_trust_score; the log wants it
             watch.scored(top)
+        # Intent is read from the query as typed: a query the guard neutralised keeps
+        # what it asked of the answer ("..., cite your sources" still brings url).
+        include = self._include_for(req, req.query, now)
+        if "content" in include and top:
+            with timer.stage("content"):
+                reserve = self.finishing.reserve_s(settings.deadline_s)
+                top, unread = await with_content(
+                    top, self.pages, rewritten.topic_terms, deadline=deadline - reserve
+                )
+                merged.degradations.extend(unread)
         with timer.stage("project"):
-            # Intent is read from the query as typed: a query the guard neutralised keeps
-            # what it asked of the answer ("..., cite your sources" still brings url).
-            include = self._include_for(req, req.query, now)
             results = project(top, include, len(top), settings.projection)
         with timer.stage("summarize"):
             summary = summarize(top, rewritten.topic_terms, rewritten.language, settings.summary)

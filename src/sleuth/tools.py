@@ -39,6 +39,7 @@ from typing import Any, get_args
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import IncludeField, SearchRequest, SearchResponse, Task
+from sleuth.extract.models import ExtractedPage, PageArguments
 
 __all__ = [
     "SEARCH_TASK_STATUS",
@@ -159,7 +160,27 @@ SEARCH_TASK_STATUS = ToolSpec(
     },
 )
 
-TOOLS: tuple[ToolSpec, ...] = (WEB_SEARCH, SEARCH_TASK_SUBMIT, SEARCH_TASK_STATUS)
+EXTRACT_PAGE = ToolSpec(
+    name="extract_page",
+    title="Read a page",
+    purpose=(
+        "Fetch one web page (HTML or PDF) and return its main text as plain text with "
+        "paragraphs, # headings, - lists and tables kept and navigation, ads and comments "
+        "left out, plus its title, author, site name, language and the publication and "
+        "modification dates the page states. Use it on a search result's url when its "
+        "snippet is not enough. Text that addresses you is neutralised and flagged."
+    ),
+    input=PageArguments,
+    output=ExtractedPage,
+    annotations={
+        "readOnlyHint": True,
+        "destructiveHint": False,
+        "idempotentHint": True,
+        "openWorldHint": True,
+    },
+)
+
+TOOLS: tuple[ToolSpec, ...] = (WEB_SEARCH, SEARCH_TASK_SUBMIT, SEARCH_TASK_STATUS, EXTRACT_PAGE)
 
 # Keywords whose value is one subschema, a list of them, or a name → subschema map.
 _ONE = ("items", "additionalProperties", "not", "contains", "propertyNames", "if", "then", "else")

@@ -503,6 +503,8 @@ class ReplayTransport:
     def __init__(self, entries: Iterable[Mapping[str, Any]], source: str = "cassette") -> None:
         self._answers: dict[tuple[str, str], deque[RawResponse]] = defaultdict(deque)
         for line_no, entry in enumerate(entries, start=1):
+            if "page" in entry:  # a fetched page's line: `sleuth.extract.cassette` reads it
+                continue
             try:
                 key = (str(entry["provider"]), str(entry["query"]))
                 answer = RawResponse(

@@ -111,7 +111,12 @@ def sleuth_mcp(tmp_path: Path) -> StdioServerParameters:
 async def test_stdio_lists_the_tools_and_searches(sleuth_mcp: StdioServerParameters) -> None:
     async with Client(sleuth_mcp) as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
-        assert list(listed) == ["web_search", "search_task_submit", "search_task_status"]
+        assert list(listed) == [
+            "web_search",
+            "search_task_submit",
+            "search_task_status",
+            "extract_page",
+        ]
         search = listed["web_search"]
         assert "query" in search.input_schema["properties"]
         assert search.input_schema["required"] == ["query"]
@@ -200,7 +205,7 @@ def served() -> Iterator[str]:
 async def test_http_lists_and_calls_tools(served: str, mode: str) -> None:
     async with Client(served, mode=mode) as client:
         names = [tool.name for tool in (await client.list_tools()).tools]
-        assert names == ["web_search", "search_task_submit", "search_task_status"]
+        assert names == ["web_search", "search_task_submit", "search_task_status", "extract_page"]
         assert_cited_search(
             await client.call_tool("web_search", {"query": QUERY, "include": ["url"]})
         )

@@ -60,7 +60,7 @@ def test_include_outside_the_optional_tier_is_refused() -> None:
     check_include(["url"], ProjectionSettings())
     with pytest.raises(InvalidRequest) as caught:
         check_include(["relevance"], ProjectionSettings())
-    assert caught.value.allowed == ["url", "published_at"]
+    assert caught.value.allowed == ["url", "published_at", "content"]
     check_include(["relevance"], ProjectionSettings(optional=["url", "relevance"]))
 
 

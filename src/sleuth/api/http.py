@@ -39,7 +39,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sleuth import keys
-from sleuth.api import dashboard
+from sleuth.api import dashboard, http_extract
 from sleuth.api.mcp import McpEndpoint, build_mcp
 from sleuth.config import Settings, load_settings
 from sleuth.contract import (
@@ -50,6 +50,7 @@ from sleuth.contract import (
     describe_validation_error,
 )
 from sleuth.errors import InvalidRequest, SearchError, SearchTimeout
+from sleuth.extract.models import ExtractRequest
 from sleuth.feedback import Feedback
 from sleuth.gateway import Sleuth
 from sleuth.observe import call_context
@@ -194,6 +195,7 @@ def create_app(
     _install_error_handlers(app)
     _install_routes(app)
     app.include_router(dashboard.routes(service, caller))
+    app.include_router(http_extract.routes(service, caller))
     # A Route, not a Mount: a Mount would answer /mcp with a redirect to /mcp/.
     app.router.routes.append(Route("/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"]))
     return app
@@ -260,7 +262,7 @@ def _describe(request: Request, exc: RequestValidationError) -> InvalidRequest:
 
 
 #: The body model of each route that takes one other than a SearchRequest.
-_BODIES: dict[str, type[BaseModel]] = {"/v1/feedback": Feedback}
+_BODIES: dict[str, type[BaseModel]] = {"/v1/feedback": Feedback, "/v1/extract": ExtractRequest}
 
 
 def _install_routes(app: FastAPI) -> None:

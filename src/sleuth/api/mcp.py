@@ -68,6 +68,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sleuth import __version__
+from sleuth.api.mcp_extract import read_page_tool
 from sleuth.config import Settings
 from sleuth.contract import ErrorInfo, SearchResponse, Task
 from sleuth.errors import InvalidRequest, SearchError
@@ -78,6 +79,7 @@ from sleuth.stages.project import served_include
 from sleuth.store import open_store
 from sleuth.tasks import DEFAULT_TENANT, TaskRunner
 from sleuth.tools import (
+    EXTRACT_PAGE,
     IDEMPOTENCY_KEY_MAX_CHARS,
     SEARCH_TASK_STATUS,
     SEARCH_TASK_SUBMIT,
@@ -137,11 +139,19 @@ def _error_result(error: SearchError) -> types.CallToolResult:
     details: list[ErrorInfo] = (
         error.details if isinstance(error, InvalidRequest) else [error.info()]
     )
+    return _error_result_of(details)
+
+
+def _error_result_of(details: list[ErrorInfo]) -> types.CallToolResult:
     payload = {"errors": [d.model_dump(mode="json", exclude_none=True) for d in details]}
     return types.CallToolResult(
         content=[types.TextContent(text=json.dumps(payload, ensure_ascii=False))],
         is_error=True,
     )
+
+
+def _error_info_result(error: ErrorInfo) -> types.CallToolResult:
+    return _error_result_of([error])
 
 
 def _task_result(task: Task) -> types.CallToolResult:
@@ -258,8 +268,15 @@ def build_mcp(
             )
         return _task_result(await runner.get(task_id, owner))
 
+    async def extract_page(arguments: Mapping[str, Any], owner: str) -> types.CallToolResult:
+        page, result = await read_page_tool(sleuth, arguments, owner)
+        if result is None:
+            return _error_info_result(page.error or SearchError("unread").info())
+        return result
+
     handlers = {
         WEB_SEARCH.name: web_search,
+        EXTRACT_PAGE.name: extract_page,
         SEARCH_TASK_SUBMIT.name: submit,
         SEARCH_TASK_STATUS.name: status,
     }

@@ -28,7 +28,7 @@ class ProjectionSettings(BaseModel):
         description="Fields every result carries.",
     )
     optional: list[IncludeField] = Field(
-        default_factory=lambda: list[IncludeField](["url", "published_at"]),
+        default_factory=lambda: list[IncludeField](["url", "published_at", "content"]),
         description="Fields a request may add with `include`.",
     )
     max_items: int = Field(
@@ -93,7 +93,9 @@ def _project_one(item: ResultItem, fields: Sequence[str]) -> ProjectedItem:
         if name == "snippet" and not value:
             value = item.title  # a title says more than nothing; the item is marked degraded
             missing.append(name)
-        elif (name == "title" and not value) or (name in ("url", "published_at") and value is None):
+        elif (name == "title" and not value) or (
+            name in ("url", "published_at", "content") and value is None
+        ):
             missing.append(name)
         values[name] = value
     if missing:

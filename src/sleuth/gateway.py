@@ -87,6 +87,7 @@ from sleuth.store import (
     entry_for,
     open_store,
 )
+from sleuth.text import CJK_RUN
 from sleuth.transport import (
     HttpTransport,
     RawResponse,
@@ -304,6 +305,10 @@ class Sleuth:
 
         async def run() -> SearchResponse:
             try:
+                if CJK_RUN.search(_query_of(request)):
+                    # A one-off caller (the CLI) has not warmed up: the segmenter's
+                    # dictionary loads here, not inside the search's deadline.
+                    await self.warm_up()
                 return await self.search(request)
             finally:
                 # An aiohttp session belongs to the loop it first ran on: the next makes its own.
@@ -678,3 +683,10 @@ class Sleuth:
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def _query_of(request: SearchRequest | Mapping[str, Any] | str) -> str:
+    if isinstance(request, str):
+        return request
+    query = request.query if isinstance(request, SearchRequest) else request.get("query")
+    return query if isinstance(query, str) else ""

@@ -119,7 +119,8 @@ _LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
 _INSTRUCTIONS = (
     "sleuth answers questions from many search back ends with cited, ranked results. "
     "Call web_search with the user's question in its full original wording; use "
-    "search_task_submit and search_task_status for searches that may run long."
+    "search_task_submit and search_task_status for searches that may run long, and "
+    "extract_page to read a result's page."
 )
 
 

@@ -29,9 +29,13 @@ from typing import Any
 
 import tantivy
 
-TITLE_WEIGHT = 1.0
+# A title is a few words, so BM25 already scores a match in it high: at half weight a
+# title match still counts more than one in the text (1.0 and 2.0 ranked worse, in
+# both languages; docs/knowledge-base.md).
+TITLE_WEIGHT = 0.5
 TEXT_WEIGHT = 1.0
-PHRASE_WEIGHT = 1.0
+# About a tenth of a term's, as the sequential dependence model weighs ordered pairs.
+PHRASE_WEIGHT = 0.1
 _FIELDS = (("title", TITLE_WEIGHT), ("text", TEXT_WEIGHT))
 # Indexes opened for searching, by folder, with the identity they were opened at.
 _READERS: dict[Path, tuple[tuple[int, int, int], Any]] = {}

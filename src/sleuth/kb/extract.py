@@ -28,7 +28,8 @@ from typing import Literal
 import yaml
 
 from sleuth.kb.html import read_page
-from sleuth.kb.sections import Code, Heading, Section, split_sections
+from sleuth.kb.manpage import read_manpage
+from sleuth.kb.sections import Code, Heading, Section, join_lines, split_sections
 
 Kind = Literal["markdown", "text", "html"]
 
@@ -55,8 +56,6 @@ _REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:[ \t]*\S+.*$")
 _QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _INDENTED = re.compile(r"^(?: {4}|\t)")
-# Chinese characters and full-width punctuation, between which a line break is no space.
-_CJK_WIDE = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 # An explicit id after a heading's text: `## Install {#setup}` (Pandoc, kramdown, MkDocs).
 _HEADING_ID = re.compile(r"[ \t]*\{#([^\s{}]+)[^{}]*\}$")
 
@@ -126,7 +125,7 @@ def parse_document(path: Path, data: bytes, mtime: float) -> Document:
         items = _markdown(text)
         title = next((item.text for item in items if isinstance(item, Heading)), None)
     else:
-        title, items = None, list(_text_blocks(text))
+        title, items = read_manpage(text) or (None, list(_text_blocks(text)))
     front_title = meta.get("title")
     if not title and isinstance(front_title, str) and front_title.strip():
         title = " ".join(front_title.split())
@@ -188,7 +187,7 @@ def _markdown(text: str) -> Items:
 
     def flush() -> None:
         if paragraph:
-            items.append(_inline(_join_lines(paragraph)))
+            items.append(_inline(join_lines(paragraph)))
             paragraph.clear()
 
     for line in text.split("\n"):
@@ -217,7 +216,7 @@ def _markdown(text: str) -> Items:
         elif not paragraph and not in_list and _INDENTED.match(line):
             indented, code = True, [_INDENTED.sub("", line)]
         elif paragraph and _SETEXT.match(line):
-            items.append(_heading(_join_lines(paragraph)))
+            items.append(_heading(join_lines(paragraph)))
             paragraph.clear()
         elif _RULE.match(line):
             flush()
@@ -235,15 +234,6 @@ def _markdown(text: str) -> Items:
     if fence is not None or indented:
         items.append(Code("\n".join(code).strip()))
     return [item for item in items if item]
-
-
-def _join_lines(lines: list[str]) -> str:
-    """A paragraph's lines as one: with a space, but none between two Chinese characters."""
-    joined = lines[0]
-    for line in lines[1:]:
-        joined += "" if _CJK_WIDE.match(joined[-1:]) and _CJK_WIDE.match(line) else " "
-        joined += line
-    return joined
 
 
 def _heading(source: str) -> Heading | str:

@@ -122,12 +122,14 @@ def build_query(text: str, tokenizer: Tokenizer) -> Query:
     kept = _content(sequence)
     content = [term for term, keep in zip(sequence, kept, strict=True) if keep]
     terms = _unique(content or sequence)
-    # Neighbours in the query, function words left out ("create an index" pairs nothing).
+    # Neighbours in the query, function words left out ("create an index" pairs nothing),
+    # and Chinese left out: jieba's search mode gives a word's pieces beside the word
+    # (服务 务器 服务器), and pairing them counted one word three times over.
     marked = list(zip(sequence, kept, strict=True))
     pairs = tuple(
         (a, b)
         for (a, keep_a), (b, keep_b) in dict.fromkeys(itertools.pairwise(marked))
-        if keep_a and keep_b and a != b
+        if keep_a and keep_b and a != b and not _CJK_RUN.search(a + b)
     )
     words = [word for word in _TERM.findall(segment(text)) if not _CJK_RUN.fullmatch(word)]
     words += [word for word in segment(text).split() if _CJK_RUN.fullmatch(word)]

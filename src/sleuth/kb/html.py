@@ -120,6 +120,8 @@ class _Walker:
         self._current: Heading | None = None
 
     def flush(self) -> None:
+        if not self._words:
+            return  # most calls: a block ends right after another
         block = " ".join("".join(self._words).split())
         # A block that is nearly all links is a pointer list (a table of contents, a
         # back-of-book index, "see also" lines), not text that answers.

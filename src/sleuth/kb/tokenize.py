@@ -6,9 +6,8 @@ also emits the shorter words inside long ones; through rjieba, the Rust port wit
 same dictionary and the same cuts, about 17 times faster to index with); any other
 text is split into words of letters and digits (every other character separates, so
 `lru_cache` and `pg_hba.conf` are found by their parts), lower-cased, and each English
-word is
-reduced to its Snowball stem (PyStemmer), so "indexes", "indexing" and "index" are
-one term.
+word is reduced to its Snowball stem (PyStemmer), so "indexes", "indexing" and
+"index" are one term.
 
 `trigram`: no dictionary. Words are indexed whole (stemmed) and, when three
 characters or longer, also as their overlapping character trigrams, so a query

@@ -32,6 +32,7 @@ import argparse
 import html
 import json
 import re
+import resource
 import shutil
 import sqlite3
 import statistics
@@ -42,7 +43,8 @@ from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 
-from sleuth.kb import index_folder, search
+from sleuth.kb import document_count, index_folder, search
+from sleuth.kb.store import unpack
 from sleuth.stages.rewrite import RewriteSettings, rewrite
 
 QUESTIONS = Path(__file__).resolve().parents[2] / "shared/bench-data/kb-dev/questions.json"
@@ -62,16 +64,13 @@ def main() -> None:
     if not (args.corpus / "en").is_dir():
         sys.exit(f"no corpus at {args.corpus}: run make_corpus.sh {args.corpus} as root first")
     questions = json.loads(args.questions.read_text(encoding="utf-8"))
+    asked = [q["question"] for lang in ("en", "zh") for q in questions[lang]]
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "kb.sqlite"
         for lang in ("en", "zh"):
-            started = time.perf_counter()
-            report = index_folder(db, args.corpus / lang)
-            elapsed = time.perf_counter() - started
-            print(
-                f"index {lang}: {report.files} files in {elapsed:.1f} s "
-                f"({report.files / elapsed:.0f} files/s), skipped {report.skipped}"
-            )
+            index_timed(db, args.corpus / lang, lang)
+            if lang == "en":
+                print_latency(db, asked, args.repeat, "sleuth")  # about 1,000 files
         print_size(db)
         print_anchors(db)
         rankers: dict[str, Ranker] = {
@@ -80,10 +79,10 @@ def main() -> None:
         }
         if not args.no_bm25s:
             rankers["bm25s, as typed"] = bm25s_ranker(db)
+            rankers["tantivy, as typed"] = tantivy_ranker(db)
         for name, ranker in rankers.items():
             for lang in ("en", "zh"):
                 print_quality(name, lang, questions[lang], ranker)
-        asked = [q["question"] for lang in ("en", "zh") for q in questions[lang]]
         print_latency(db, asked, args.repeat, "sleuth")
         print_incremental(args.corpus / "en", Path(tmp) / "incremental")
         extra = list(args.scale)
@@ -92,13 +91,31 @@ def main() -> None:
                 target = Path(tmp) / f"copy{copy}" / lang
                 shutil.copytree(args.corpus / lang, target)
                 extra.append(target)
+        measured_10k = False
         for folder in extra:
-            started = time.perf_counter()
-            report = index_folder(db, folder)
-            print(f"index {folder}: {report.files} files in {time.perf_counter() - started:.1f} s")
+            index_timed(db, folder, folder.name)
+            if not measured_10k and document_count(db) >= 10_000:
+                print_latency(db, asked, args.repeat, "sleuth")
+                measured_10k = True
         if extra:
             print_size(db)
             print_latency(db, asked, args.repeat, "sleuth")
+        print(f"peak memory (RSS) of this process: {peak_rss_mb():.0f} MB")
+
+
+def index_timed(db: Path, folder: Path, name: str) -> None:
+    started = time.perf_counter()
+    report = index_folder(db, folder)
+    elapsed = time.perf_counter() - started
+    print(
+        f"index {name}: {report.files} files in {elapsed:.1f} s "
+        f"({report.files / elapsed:.0f} files/s), skipped {report.skipped}; "
+        f"peak RSS so far {peak_rss_mb():.0f} MB"
+    )
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
 def print_incremental(source: Path, work: Path) -> None:
@@ -143,12 +160,13 @@ def _keywords(question: str) -> str:
 
 
 def print_size(db: Path) -> None:
+    """The index on disk (SQLite and tantivy) against the text it holds, as UTF-8."""
     with closing(sqlite3.connect(db)) as conn:
         (sections,) = conn.execute("SELECT count(*) FROM sections").fetchone()
-        (text,) = conn.execute(
-            "SELECT sum(length(CAST(title AS BLOB)) + length(CAST(body AS BLOB))"
-            " + length(CAST(code AS BLOB))) FROM sections"
-        ).fetchone()
+        text = sum(
+            len(title.encode()) + len(unpack(body).encode()) + len(unpack(code).encode())
+            for title, body, code in conn.execute("SELECT title, body, code FROM sections")
+        )
     size = sum(path.stat().st_size for path in db.parent.iterdir() if path.is_file())
     size += sum(path.stat().st_size for path in db.parent.glob("*/*") if path.is_file())
     print(
@@ -188,6 +206,9 @@ def print_quality(name: str, lang: str, questions: list[dict[str, object]], rank
 
 
 def print_latency(db: Path, asked: list[str], repeat: int, name: str) -> None:
+    with closing(sqlite3.connect(db)) as conn:
+        (files,) = conn.execute("SELECT count(*) FROM documents").fetchone()
+        (sections,) = conn.execute("SELECT count(*) FROM sections").fetchone()
     times = []
     for _ in range(repeat):
         for question in asked:
@@ -196,7 +217,10 @@ def print_latency(db: Path, asked: list[str], repeat: int, name: str) -> None:
             times.append((time.perf_counter() - started) * 1000)
     times.sort()
     p99 = times[min(len(times) - 1, int(len(times) * 0.99))]
-    print(f"{name} store query: p50 {statistics.median(times):.1f} ms, p99 {p99:.1f} ms")
+    print(
+        f"{name} store query at {files:,} files, {sections:,} sections:"
+        f" p50 {statistics.median(times):.1f} ms, p99 {p99:.1f} ms"
+    )
 
 
 def bm25s_ranker(db: Path) -> Ranker:
@@ -208,10 +232,13 @@ def bm25s_ranker(db: Path) -> Ranker:
 
     stemmer = Stemmer.Stemmer("english")
     with closing(sqlite3.connect(db)) as conn:
-        rows = conn.execute(
-            "SELECT rel_path, documents.title, sections.title, body, code FROM sections"
-            " JOIN documents ON documents.id = sections.doc_id"
-        ).fetchall()
+        rows = [
+            (path, page, title, unpack(body), unpack(code))
+            for path, page, title, body, code in conn.execute(
+                "SELECT rel_path, documents.title, sections.title, body, code FROM sections"
+                " JOIN documents ON documents.id = sections.doc_id"
+            )
+        ]
     pages = [row[0] for row in rows]
 
     def tokens(text: str) -> list[str]:
@@ -229,6 +256,49 @@ def bm25s_ranker(db: Path) -> Ranker:
         seen: list[str] = []
         for index in docs[0]:
             page = pages[int(index)]
+            if page not in seen:
+                seen.append(page)
+        return seen[:k]
+
+    return rank
+
+
+def tantivy_ranker(db: Path) -> Ranker:
+    """tantivy as it comes (its `en_stem` analyser, BM25, one field), over the same
+    sections, Chinese cut by jieba beforehand, best section per page."""
+    import tantivy
+
+    from sleuth.kb.tokenize import segment
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("text", tokenizer_name="en_stem")
+    builder.add_integer_field("row", stored=False, indexed=False, fast=True)
+    index = tantivy.Index(builder.build())  # in memory
+    with closing(sqlite3.connect(db)) as conn:
+        rows = conn.execute(
+            "SELECT rel_path, documents.title, sections.title, body, code FROM sections"
+            " JOIN documents ON documents.id = sections.doc_id"
+        ).fetchall()
+    pages = [row[0] for row in rows]
+    started = time.perf_counter()
+    writer = index.writer(heap_size=200_000_000, num_threads=1)
+    for number, (_path, page, title, body, code) in enumerate(rows):
+        text = segment(f"{page} {title} {unpack(body)} {unpack(code)}")
+        writer.add_document(tantivy.Document(text=text, row=number))
+    writer.commit()
+    writer.wait_merging_threads()
+    index.reload()
+    print(f"tantivy index: {len(rows)} sections in {time.perf_counter() - started:.1f} s")
+    searcher = index.searcher()
+
+    def rank(question: str, k: int) -> list[str]:
+        words = re.sub(r"[^\w\s]", " ", segment(question))
+        query, _errors = index.parse_query_lenient(words, ["text"])
+        hits = searcher.search(query, 50 * k).hits
+        numbers = searcher.fast_field_values("row", [address for _score, address in hits])
+        seen: list[str] = []
+        for number in numbers:
+            page = pages[int(number)]
             if page not in seen:
                 seen.append(page)
         return seen[:k]

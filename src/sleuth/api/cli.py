@@ -196,7 +196,8 @@ def index(
     """Index a folder into the local knowledge base (incremental).
 
     Exit status: 0 when something was indexed, 1 when the folder holds nothing to
-    index, 2 for a path that does not exist or is not a folder.
+    index, 2 for a path that does not exist or is not a folder, 3 when another
+    `sleuth index` is writing to the same knowledge base.
     """
     if not path.exists():
         err().print(f"[bold red]error[/]: path: {escape(str(path))} does not exist")
@@ -221,13 +222,18 @@ def index(
         def advance(done: int, total: int, current: Path) -> None:
             progress.update(task, completed=done, total=total, description=current.name)
 
-        report = kb.index_folder(
-            settings.kb.path,
-            path,
-            tokenizer=settings.kb.tokenizer,
-            progress=advance,
-            exclude=[*settings.kb.exclude, *(exclude or [])],
-        )
+        try:
+            report = kb.index_folder(
+                settings.kb.path,
+                path,
+                tokenizer=settings.kb.tokenizer,
+                progress=advance,
+                exclude=[*settings.kb.exclude, *(exclude or [])],
+            )
+        except kb.IndexBusy as exc:
+            progress.stop()
+            err().print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False)
+            raise typer.Exit(3) from None
     skipped = f", {report.skipped} skipped" if report.skipped else ""
     out().print(
         f"indexed {escape(str(path))} into {escape(str(settings.kb.path))}: {report.added} added, "

@@ -16,8 +16,9 @@ snippet). Only `index`, `search`, `store` and `engine` touch the file system and
 databases.
 """
 
+from sleuth.kb.engine import IndexBusy
 from sleuth.kb.index import IndexReport, index_folder
 from sleuth.kb.search import document_count, search
 from sleuth.kb.tokenize import Tokenizer
 
-__all__ = ["IndexReport", "Tokenizer", "document_count", "index_folder", "search"]
+__all__ = ["IndexBusy", "IndexReport", "Tokenizer", "document_count", "index_folder", "search"]

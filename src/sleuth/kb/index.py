@@ -23,19 +23,21 @@ full-text index (every root) from the stored text, then indexes as usual.
 
 from __future__ import annotations
 
+import fcntl
 import fnmatch
 import hashlib
 import os
 import sqlite3
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from sleuth.kb import engine
+from sleuth.kb.engine import IndexBusy
 from sleuth.kb.extract import Document, kind_of, parse_document
-from sleuth.kb.store import connect, prepare
+from sleuth.kb.store import connect, pack, prepare
 from sleuth.kb.tokenize import TOKENIZERS, Tokenizer, index_form
 
 Progress = Callable[[int, int, Path], None]
@@ -91,7 +93,9 @@ def index_folder(
     """Index the Markdown, text and HTML files under `root` into the database at `db_path`.
 
     `progress(done, total, path)` is called after each file. Raises FileNotFoundError
-    when `root` does not exist, NotADirectoryError when it is not a folder.
+    when `root` does not exist, NotADirectoryError when it is not a folder, and
+    IndexBusy, before changing anything, when another indexer is writing to the same
+    database (it holds `<database>.lock`).
     """
     if tokenizer not in TOKENIZERS:
         raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, not {tokenizer!r}")
@@ -104,7 +108,7 @@ def index_folder(
     db_path.parent.mkdir(parents=True, exist_ok=True)
     counts = dict.fromkeys(("added", "updated", "unchanged", "skipped"), 0)
     not_text: list[str] = []
-    with closing(connect(db_path)) as conn:
+    with _only_writer(db_path), closing(connect(db_path)) as conn:
         writer = engine.Writer(prepare(conn, db_path, tokenizer))
         known = _known_under(conn, root)
         for done, path in enumerate(files, start=1):
@@ -129,6 +133,27 @@ def index_folder(
         _commit(conn, writer)
         writer.close()
     return IndexReport(removed=len(gone), files=len(files), not_text=tuple(not_text), **counts)
+
+
+@contextmanager
+def _only_writer(db_path: Path) -> Iterator[None]:
+    """Hold `<database>.lock` while indexing: a second indexer would wait on SQLite's
+    lock between commits and then fail on the full-text index's, half-way through."""
+    lock = db_path.with_name(db_path.name + ".lock")
+    with lock.open("a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise IndexBusy(
+                f"another `sleuth index` is writing to the knowledge base {db_path}"
+                f" ({holder} holds {lock.name}); wait for it to finish, then run this again"
+            ) from None
+        handle.truncate(0)
+        handle.write(f"process {os.getpid()}")
+        handle.flush()
+        yield  # the lock goes with the file's closing, however the run ends
 
 
 def _commit(conn: sqlite3.Connection, writer: engine.Writer) -> None:
@@ -253,7 +278,15 @@ def _insert_sections(
             cursor = conn.execute(
                 "INSERT INTO sections (doc_id, position, heading, anchor, title, body, code)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (doc_id, position, section.heading, section.anchor, title, chunk.text, chunk.code),
+                (
+                    doc_id,
+                    position,
+                    section.heading,
+                    section.anchor,
+                    title,
+                    pack(chunk.text),
+                    pack(chunk.code),
+                ),
             )
             assert cursor.lastrowid is not None  # noqa: S101 - an INSERT sets it
             writer.add(

@@ -243,11 +243,16 @@ def index(
     )
     if report.not_text:
         shown = ", ".join(report.not_text[:5]) + (", …" if len(report.not_text) > 5 else "")
-        out().print(f"not text (binary or not UTF-8), skipped: {escape(shown)}", highlight=False)
+        out().print(
+            f"not text (binary, not UTF-8, or an unreadable PDF or Word file), skipped: "
+            f"{escape(shown)}",
+            highlight=False,
+        )
     if report.files - report.skipped <= 0 and not report.removed:
         err().print(
             f"[bold red]error[/]: nothing to index in {escape(str(path))}: no readable "
-            "Markdown (.md), text (.txt) or HTML (.html) files outside the excluded folders",
+            "Markdown (.md), text (.txt), HTML (.html), PDF (.pdf) or Word (.docx) files"
+            " outside the excluded folders",
             highlight=False,
         )
         raise typer.Exit(1)

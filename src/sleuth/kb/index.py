@@ -5,8 +5,10 @@ and folders, the folders in `DEFAULT_EXCLUDE` (generated copies and assets such 
 Sphinx's `_sources/`, dependencies, caches) and whatever matches the caller's
 `exclude` globs. A glob without a `/` is matched against every file and folder name
 (`*.min.html`, `drafts`), one with a `/` against the path from the root
-(`api/v1/*`). A file that is not text (it holds NUL bytes, or is not valid UTF-8) is
-skipped and named in the report; an earlier entry of it is removed. Otherwise
+(`api/v1/*`). A file that is not text (it holds NUL bytes, or is not valid UTF-8), or
+a PDF or Word document that cannot be read, is skipped and named in the report; an
+earlier entry of it is removed. `.gitignore` files are followed as git does
+(`sleuth.kb.ignore`). Otherwise
 a file whose sha256 matches the stored one is left alone, a changed one re-indexed
 (all its sections replaced), and a file indexed earlier under this root but gone
 from disk is removed with its sections. Several roots can share one database:
@@ -36,9 +38,10 @@ from typing import Literal
 
 from sleuth.kb import engine
 from sleuth.kb.engine import IndexBusy
-from sleuth.kb.extract import Document, kind_of, parse_document
+from sleuth.kb.extract import BINARY_KINDS, Document, kind_of, parse_document
 from sleuth.kb.store import connect, pack, prepare
 from sleuth.kb.tokenize import TOKENIZERS, Tokenizer, index_form
+from sleuth.kb.unreadable import Unreadable
 
 Progress = Callable[[int, int, Path], None]
 Outcome = Literal["added", "updated", "unchanged", "skipped", "not_text"]
@@ -229,9 +232,12 @@ def _index_file(
                 (str(root), rel_path, known.id),
             )
         return "unchanged"
-    if not is_text(data):
+    if kind_of(path) not in BINARY_KINDS and not is_text(data):
         return "not_text"
-    doc = parse_document(path, data, mtime)
+    try:
+        doc = parse_document(path, data, mtime)
+    except Unreadable:
+        return "not_text"
     values = (
         str(path),
         str(root),

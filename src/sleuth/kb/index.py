@@ -39,6 +39,7 @@ from typing import Literal
 from sleuth.kb import engine
 from sleuth.kb.engine import IndexBusy
 from sleuth.kb.extract import BINARY_KINDS, Document, kind_of, parse_document
+from sleuth.kb.ignore import GitIgnores
 from sleuth.kb.store import connect, pack, prepare
 from sleuth.kb.tokenize import TOKENIZERS, Tokenizer, index_form
 from sleuth.kb.unreadable import Unreadable
@@ -170,20 +171,29 @@ def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path]:
     names_only = [glob for glob in exclude if "/" not in glob.strip("/")]
     paths = [glob.strip("/") for glob in exclude if "/" in glob.strip("/")]
 
-    def excluded(rel: str, name: str) -> bool:
+    gitignores = GitIgnores(root)
+
+    def excluded(rel: str, name: str, *, is_dir: bool) -> bool:
         return (
             name.startswith(".")
             or any(fnmatch.fnmatchcase(name, glob) for glob in names_only)
             or any(fnmatch.fnmatchcase(rel, glob) for glob in paths)
+            or gitignores.ignored(rel, is_dir=is_dir)
         )
 
     for folder, dirs, names in os.walk(root):
         base = Path(folder).relative_to(root).as_posix()
         prefix = "" if base == "." else base + "/"
-        dirs[:] = [name for name in dirs if not excluded(prefix + name, name)]
+        if prefix:
+            gitignores.enter(base)
+        dirs[:] = [name for name in dirs if not excluded(prefix + name, name, is_dir=True)]
         for name in names:
             path = Path(folder, name)
-            if not excluded(prefix + name, name) and kind_of(path) is not None and path.is_file():
+            if (
+                kind_of(path) is not None
+                and not excluded(prefix + name, name, is_dir=False)
+                and path.is_file()
+            ):
                 yield path
 
 

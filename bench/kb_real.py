@@ -105,7 +105,7 @@ def main() -> None:
 
 def index_timed(db: Path, folder: Path, name: str) -> None:
     started = time.perf_counter()
-    report = index_folder(db, folder)
+    report = index_folder(db, folder, workers=None)  # as `sleuth index` does
     elapsed = time.perf_counter() - started
     print(
         f"index {name}: {report.files} files in {elapsed:.1f} s "
@@ -127,7 +127,7 @@ def print_incremental(source: Path, work: Path) -> None:
     shutil.copytree(source, folder)
     db = work / "kb.sqlite"
     started = time.perf_counter()
-    index_folder(db, folder)
+    index_folder(db, folder, workers=None)
     full = time.perf_counter() - started
     pages = sorted(folder.glob("*.html"))
     step = max(1, len(pages) // max(1, len(pages) // 100))
@@ -140,7 +140,7 @@ def print_incremental(source: Path, work: Path) -> None:
     for page in deleted:
         page.unlink()
     started = time.perf_counter()
-    report = index_folder(db, folder)
+    report = index_folder(db, folder, workers=None)
     again = time.perf_counter() - started
     found = {hit["path"] for hit in search(db, "zyzzyvaword", 50)}
     with closing(sqlite3.connect(db)) as conn:

@@ -299,3 +299,22 @@ def test_a_second_writer_of_the_full_text_index_is_told_it_is_busy(tmp_path: Pat
             engine.Writer(engine.open_index(db, create=True))
     finally:
         holder.close()
+
+
+def test_worker_processes_index_exactly_what_one_process_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("sleuth.kb.index.PARALLEL_FROM", 16)  # workers after one batch
+    for n in range(40):
+        write(tmp_path / f"n/{n:02}.md", f"# Note {n}\n\n## Part\n\nText {n} about 缓存 {n % 3}.")
+    (tmp_path / "n/binary.md").write_bytes(b"\x00\x01")
+    alone = index_folder(tmp_path / "one.db", tmp_path / "n", workers=1)
+    shared = index_folder(tmp_path / "two.db", tmp_path / "n", workers=2)
+    assert alone == shared
+    assert shared.added == 40 and shared.not_text == ("binary.md",)
+    query = (
+        "SELECT rel_path, position, heading, anchor, sections.title, body, code FROM sections"
+        " JOIN documents ON documents.id = sections.doc_id ORDER BY rel_path, position"
+    )
+    assert rows(tmp_path / "two.db", query) == rows(tmp_path / "one.db", query)
+    assert search(tmp_path / "two.db", "缓存 Text 7", 3)[0]["path"] == "07.md"

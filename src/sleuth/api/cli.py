@@ -229,6 +229,7 @@ def index(
                 tokenizer=settings.kb.tokenizer,
                 progress=advance,
                 exclude=[*settings.kb.exclude, *(exclude or [])],
+                workers=None,  # a process per CPU parses a large folder
             )
         except kb.IndexBusy as exc:
             progress.stop()

@@ -28,21 +28,25 @@ from __future__ import annotations
 import fcntl
 import fnmatch
 import hashlib
+import itertools
+import multiprocessing
 import os
 import sqlite3
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing, contextmanager
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from sleuth.kb import engine
 from sleuth.kb.engine import IndexBusy
-from sleuth.kb.extract import BINARY_KINDS, Document, kind_of, parse_document
+from sleuth.kb.extract import kind_of
 from sleuth.kb.ignore import GitIgnores
-from sleuth.kb.store import connect, pack, prepare
-from sleuth.kb.tokenize import TOKENIZERS, Tokenizer, index_form
-from sleuth.kb.unreadable import Unreadable
+from sleuth.kb.rows import FileRows, files_rows
+from sleuth.kb.store import connect, prepare
+from sleuth.kb.tokenize import TOKENIZERS, Tokenizer
 
 Progress = Callable[[int, int, Path], None]
 Outcome = Literal["added", "updated", "unchanged", "skipped", "not_text"]
@@ -61,7 +65,12 @@ DEFAULT_EXCLUDE = (
 )
 
 # Commit every so many files, so an interrupted run on a large folder keeps its work.
-_COMMIT_EVERY = 200
+_COMMIT_EVERY = 1000
+#: Files parsed here before worker processes parse the rest: starting them (a fresh
+#: interpreter that imports sleuth, about 1.3 s) costs as much as parsing about 400.
+PARALLEL_FROM = 500
+# Files sent to a worker at once.
+_BATCH = 16
 
 
 @dataclass(frozen=True)
@@ -93,13 +102,19 @@ def index_folder(
     tokenizer: Tokenizer = "jieba",
     progress: Progress | None = None,
     exclude: Sequence[str] = (),
+    workers: int | None = 1,
 ) -> IndexReport:
-    """Index the Markdown, text and HTML files under `root` into the database at `db_path`.
+    """Index the Markdown, text, HTML, PDF and Word files under `root` into the
+    database at `db_path`.
 
-    `progress(done, total, path)` is called after each file. Raises FileNotFoundError
-    when `root` does not exist, NotADirectoryError when it is not a folder, and
-    IndexBusy, before changing anything, when another indexer is writing to the same
-    database (it holds `<database>.lock`).
+    `progress(done, total, path)` is called after each file. With `workers` above 1
+    (None: one per CPU, as `sleuth index` does), that many processes parse the files
+    once `PARALLEL_FROM` needed parsing; like any multiprocessing pool they import the
+    caller's main module, so a script that asks for them keeps its own work under
+    `if __name__ == "__main__":`. Raises FileNotFoundError when `root` does not exist,
+    NotADirectoryError when it is not a folder, and IndexBusy, before changing
+    anything, when another indexer is writing to the same database (it holds
+    `<database>.lock`).
     """
     if tokenizer not in TOKENIZERS:
         raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, not {tokenizer!r}")
@@ -112,22 +127,23 @@ def index_folder(
     db_path.parent.mkdir(parents=True, exist_ok=True)
     counts = dict.fromkeys(("added", "updated", "unchanged", "skipped"), 0)
     not_text: list[str] = []
-    with _only_writer(db_path), closing(connect(db_path)) as conn:
+    with _only_writer(db_path), closing(connect(db_path)) as conn, ExitStack() as stack:
         writer = engine.Writer(prepare(conn, db_path, tokenizer))
         known = _known_under(conn, root)
-        for done, path in enumerate(files, start=1):
-            entry = known.pop(str(path), None)
-            outcome = _index_file(conn, writer, root, path, entry, tokenizer)
+        reads = (_read(root, path, known.pop(str(path), None)) for path in files)
+        parsed = _parsed(reads, tokenizer, _cpus() if workers is None else workers, stack)
+        for done, (read, rows) in enumerate(parsed, start=1):
+            outcome = _store(conn, writer, root, read, rows)
             if outcome == "not_text":
-                not_text.append(path.relative_to(root).as_posix())
-                if entry is not None:
-                    known[str(path)] = entry  # removed below with the files that are gone
+                not_text.append(read.path.relative_to(root).as_posix())
+                if read.known is not None:  # removed below with the files that are gone
+                    known[str(read.path)] = read.known
                 outcome = "skipped"
             counts[outcome] += 1
             if done % _COMMIT_EVERY == 0:
                 _commit(conn, writer)
             if progress is not None:
-                progress(done, len(files), path)
+                progress(done, len(files), read.path)
         # What is left in `known` was indexed under this root and is no longer on disk.
         gone = [(entry.id,) for entry in known.values()]
         for (doc_id,) in gone:
@@ -137,6 +153,80 @@ def index_folder(
         _commit(conn, writer)
         writer.close()
     return IndexReport(removed=len(gone), files=len(files), not_text=tuple(not_text), **counts)
+
+
+def _pool(stack: ExitStack, workers: int) -> ProcessPoolExecutor:
+    """Worker processes for parsing. They come from a fork server (a fresh
+    interpreter): forking this process, where the full-text writer runs threads,
+    would be unsafe."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["sleuth.kb.rows"])  # imported once, not per worker
+    return stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A file as read: its bytes when they need parsing, else what happened."""
+
+    path: Path
+    known: _Known | None
+    digest: str = ""
+    outcome: Outcome | None = None  # "unchanged" or "skipped": nothing to parse
+    data: bytes = b""
+    mtime: float = 0.0
+
+
+def _read(root: Path, path: Path, known: _Known | None) -> _Read:
+    try:
+        data = path.read_bytes()
+        mtime = path.stat().st_mtime
+    except OSError:
+        return _Read(path, known, outcome="skipped")
+    digest = hashlib.sha256(data).hexdigest()
+    if known is not None and known.sha256 == digest:
+        return _Read(path, known, digest, "unchanged")
+    return _Read(path, known, digest, None, data, mtime)
+
+
+Parsing = list[FileRows | None] | Future[list[FileRows | None]]
+
+
+def _parsed(
+    reads: Iterator[_Read], tokenizer: Tokenizer, workers: int, stack: ExitStack
+) -> Iterator[tuple[_Read, FileRows | None]]:
+    """Each read with its rows, in order. Once `PARALLEL_FROM` files needed parsing
+    (a full build, not a re-index of a few changed files), `workers` processes parse
+    the rest, up to three batches each ahead of the caller storing the earlier ones
+    (no more, so memory stays bounded)."""
+    pool: ProcessPoolExecutor | None = None
+    to_parse = 0
+    waiting: deque[tuple[list[_Read], Parsing]] = deque()
+    while batch := list(itertools.islice(reads, _BATCH)):
+        todo = [(read.path, read.data, read.mtime) for read in batch if read.outcome is None]
+        to_parse += len(todo)
+        if pool is None and workers > 1 and to_parse >= PARALLEL_FROM:
+            pool = _pool(stack, workers)
+        if pool is None:
+            waiting.append((batch, files_rows(todo, tokenizer)))
+        else:
+            waiting.append((batch, pool.submit(files_rows, todo, tokenizer)))
+        while len(waiting) > (3 * workers if pool is not None else 0):
+            yield from _joined(*waiting.popleft())
+    while waiting:
+        yield from _joined(*waiting.popleft())
+
+
+def _joined(batch: list[_Read], parsing: Parsing) -> Iterator[tuple[_Read, FileRows | None]]:
+    results = iter(parsing.result() if isinstance(parsing, Future) else parsing)
+    for read in batch:
+        yield read, (next(results) if read.outcome is None else None)
 
 
 @contextmanager
@@ -197,18 +287,6 @@ def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path]:
                 yield path
 
 
-def is_text(data: bytes) -> bool:
-    """Whether a file's bytes are text: no NUL byte, valid UTF-8 (a byte order mark
-    allowed). Binary files and other encodings would be indexed as noise."""
-    if b"\0" in data:
-        return False
-    try:
-        data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 def _known_under(conn: sqlite3.Connection, root: Path) -> dict[str, _Known]:
     """Indexed documents whose path lies under `root` (a range scan on the path key)."""
     prefix = str(root).rstrip(os.sep) + os.sep
@@ -220,42 +298,34 @@ def _known_under(conn: sqlite3.Connection, root: Path) -> dict[str, _Known]:
     return {path: _Known(id_, sha256, stored_root) for path, id_, sha256, stored_root in rows}
 
 
-def _index_file(
+def _store(
     conn: sqlite3.Connection,
     writer: engine.Writer,
     root: Path,
-    path: Path,
-    known: _Known | None,
-    tokenizer: Tokenizer,
+    read: _Read,
+    rows: FileRows | None,
 ) -> Outcome:
-    try:
-        data = path.read_bytes()
-        mtime = path.stat().st_mtime
-    except OSError:
-        return "skipped"
-    digest = hashlib.sha256(data).hexdigest()
+    path, known = read.path, read.known
     rel_path = path.relative_to(root).as_posix()
-    if known is not None and known.sha256 == digest:
+    if read.outcome == "unchanged" and known is not None:
         if known.root != str(root):  # now indexed from another root: paths are relative to it
             conn.execute(
                 "UPDATE documents SET root = ?, rel_path = ? WHERE id = ?",
                 (str(root), rel_path, known.id),
             )
         return "unchanged"
-    if kind_of(path) not in BINARY_KINDS and not is_text(data):
-        return "not_text"
-    try:
-        doc = parse_document(path, data, mtime)
-    except Unreadable:
+    if read.outcome is not None:
+        return read.outcome
+    if rows is None:
         return "not_text"
     values = (
         str(path),
         str(root),
         rel_path,
         path.resolve().as_uri(),
-        doc.title,
-        doc.published_at,
-        digest,
+        rows.title,
+        rows.published_at,
+        read.digest,
     )
     if known is None:
         cursor = conn.execute(
@@ -274,43 +344,12 @@ def _index_file(
         )
         writer.delete_document(doc_id)
         conn.execute("DELETE FROM sections WHERE doc_id = ?", (doc_id,))
-    _insert_sections(conn, writer, doc_id, doc, tokenizer)
+    for position, row in enumerate(rows.sections):
+        cursor = conn.execute(
+            "INSERT INTO sections (doc_id, position, heading, anchor, title, body, code)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (doc_id, position, row.heading, row.anchor, row.title, row.body, row.code),
+        )
+        assert cursor.lastrowid is not None  # noqa: S101 - an INSERT sets it
+        writer.add(cursor.lastrowid, doc_id, *row.terms)
     return "added" if known is None else "updated"
-
-
-def _insert_sections(
-    conn: sqlite3.Connection,
-    writer: engine.Writer,
-    doc_id: int,
-    doc: Document,
-    tokenizer: Tokenizer,
-) -> None:
-    position = 0
-    for section in doc.sections:
-        # The section's headings: folded empty ones, then its own; no repeats.
-        headings = [*section.above, *filter(None, [section.heading])]
-        title = " ".join(dict.fromkeys(headings))
-        for chunk in section.chunks():
-            cursor = conn.execute(
-                "INSERT INTO sections (doc_id, position, heading, anchor, title, body, code)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    doc_id,
-                    position,
-                    section.heading,
-                    section.anchor,
-                    title,
-                    pack(chunk.text),
-                    pack(chunk.code),
-                ),
-            )
-            assert cursor.lastrowid is not None  # noqa: S101 - an INSERT sets it
-            writer.add(
-                cursor.lastrowid,
-                doc_id,
-                *(
-                    index_form(text, tokenizer)
-                    for text in (doc.title, title, chunk.text, chunk.code)
-                ),
-            )
-            position += 1

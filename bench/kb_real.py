@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import os
 import re
 import resource
 import shutil
@@ -46,7 +47,9 @@ import time
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
+from sleuth import SearchRequest, Sleuth
 from sleuth.kb import document_count, index_folder, search
 from sleuth.kb.store import unpack
 from sleuth.stages.rewrite import RewriteSettings, rewrite
@@ -87,6 +90,7 @@ def main() -> None:
         for name, ranker in rankers.items():
             for lang in ("en", "zh"):
                 print_quality(name, lang, questions[lang], ranker)
+        print_confidence(db, questions, Path(tmp) / "state.sqlite")
         print_latency(db, asked, args.repeat, "sleuth")
         print_incremental(args.corpus / "en", Path(tmp) / "incremental")
         extra = list(args.scale)
@@ -207,6 +211,33 @@ def print_quality(name: str, lang: str, questions: list[dict[str, object]], rank
         mrr += 1 / place if place else 0.0
     n = len(questions)
     print(f"{name:20} {lang}: hit@1 {hit1 / n:.2f}  hit@5 {hit5 / n:.2f}  MRR@10 {mrr / n:.3f}")
+
+
+def print_confidence(db: Path, questions: dict[str, list[dict[str, Any]]], state: Path) -> None:
+    """How well the answer's `confidence` tells a right first result from a wrong one:
+    the whole pipeline over the local back end alone, AUROC per language (the chance
+    that a right answer is more confident than a wrong one; ties count half)."""
+    os.environ["SLEUTH_KB__PATH"], os.environ["SLEUTH_STORE__PATH"] = str(db), str(state)
+    sleuth = Sleuth.from_config()
+    for lang in ("en", "zh"):
+        right: list[float] = []
+        wrong: list[float] = []
+        for question in questions[lang]:
+            response = sleuth.search_sync(
+                SearchRequest(
+                    query=question["question"], providers=["local"], include=["url"], no_cache=True
+                )
+            )
+            first = (response.results[0].url or "") if response.results else ""
+            page = first.split("#")[0]
+            hit = any(page.endswith("/" + expected) for expected in question["expected"])
+            (right if hit else wrong).append(response.confidence or 0.0)
+        pairs = [(r > w) + 0.5 * (r == w) for r in right for w in wrong]
+        auroc = sum(pairs) / len(pairs) if pairs else float("nan")
+        print(
+            f"confidence {lang}: AUROC {auroc:.3f} ({len(right)} right first results,"
+            f" {len(wrong)} wrong; pipeline, local only)"
+        )
 
 
 def print_latency(db: Path, asked: list[str], repeat: int, name: str) -> None:

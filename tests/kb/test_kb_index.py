@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 from pathlib import Path
 
@@ -318,3 +320,23 @@ def test_worker_processes_index_exactly_what_one_process_does(
     )
     assert rows(tmp_path / "two.db", query) == rows(tmp_path / "one.db", query)
     assert search(tmp_path / "two.db", "缓存 Text 7", 3)[0]["path"] == "07.md"
+
+
+def test_workers_that_cannot_start_leave_the_parsing_to_the_caller(tmp_path: Path) -> None:
+    # A script read from standard input cannot be imported again by the workers, so
+    # they die at start; the caller parses every batch itself and indexes everything.
+    for n in range(40):
+        write(tmp_path / f"n/{n:02}.md", f"# Note {n}\n\nText {n}.")
+    script = (
+        "import sys; from pathlib import Path; import sleuth.kb.index as index\n"
+        "index.PARALLEL_FROM = 16\n"
+        f"report = index.index_folder(Path({str(tmp_path / 'kb.db')!r}),"
+        f" Path({str(tmp_path / 'n')!r}), workers=2)\n"
+        "print('added', report.added)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "added 40"
+    assert len(rows(tmp_path / "kb.db", "SELECT id FROM documents")) == 40

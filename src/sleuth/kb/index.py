@@ -35,6 +35,7 @@ import sqlite3
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -195,6 +196,7 @@ def _read(root: Path, path: Path, known: _Known | None) -> _Read:
     return _Read(path, known, digest, None, data, mtime)
 
 
+Files = list[tuple[Path, bytes, float]]
 Parsing = list[FileRows | None] | Future[list[FileRows | None]]
 
 
@@ -205,26 +207,53 @@ def _parsed(
     (a full build, not a re-index of a few changed files), `workers` processes parse
     the rest, up to three batches each ahead of the caller storing the earlier ones
     (no more, so memory stays bounded)."""
-    pool: ProcessPoolExecutor | None = None
+    parser = _Parser(tokenizer)
     to_parse = 0
-    waiting: deque[tuple[list[_Read], Parsing]] = deque()
+    waiting: deque[tuple[list[_Read], Files, Parsing]] = deque()
     while batch := list(itertools.islice(reads, _BATCH)):
         todo = [(read.path, read.data, read.mtime) for read in batch if read.outcome is None]
         to_parse += len(todo)
-        if pool is None and workers > 1 and to_parse >= PARALLEL_FROM:
-            pool = _pool(stack, workers)
-        if pool is None:
-            waiting.append((batch, files_rows(todo, tokenizer)))
-        else:
-            waiting.append((batch, pool.submit(files_rows, todo, tokenizer)))
-        while len(waiting) > (3 * workers if pool is not None else 0):
-            yield from _joined(*waiting.popleft())
+        if parser.pool is None and workers > 1 and to_parse >= PARALLEL_FROM:
+            parser.pool = _pool(stack, workers)
+        waiting.append((batch, todo, parser.submit(todo)))
+        while len(waiting) > (3 * workers if parser.pool is not None else 0):
+            yield from _joined(parser, *waiting.popleft())
     while waiting:
-        yield from _joined(*waiting.popleft())
+        yield from _joined(parser, *waiting.popleft())
 
 
-def _joined(batch: list[_Read], parsing: Parsing) -> Iterator[tuple[_Read, FileRows | None]]:
-    results = iter(parsing.result() if isinstance(parsing, Future) else parsing)
+class _Parser:
+    """Parses batches in the worker pool when there is one, else here. A pool whose
+    workers died (they could not start: a caller's main module that cannot be
+    imported again, such as a script read from standard input) is given up, and its
+    batches parsed here."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.pool: ProcessPoolExecutor | None = None
+
+    def submit(self, todo: Files) -> Parsing:
+        if self.pool is not None:
+            try:
+                return self.pool.submit(files_rows, todo, self.tokenizer)
+            except BrokenProcessPool:
+                self.pool = None
+        return files_rows(todo, self.tokenizer)
+
+    def result(self, todo: Files, parsing: Parsing) -> list[FileRows | None]:
+        if not isinstance(parsing, Future):
+            return parsing
+        try:
+            return parsing.result()
+        except BrokenProcessPool:
+            self.pool = None
+            return files_rows(todo, self.tokenizer)
+
+
+def _joined(
+    parser: _Parser, batch: list[_Read], todo: Files, parsing: Parsing
+) -> Iterator[tuple[_Read, FileRows | None]]:
+    results = iter(parser.result(todo, parsing))
     for read in batch:
         yield read, (next(results) if read.outcome is None else None)
 

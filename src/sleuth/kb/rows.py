@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sleuth.kb.extract import BINARY_KINDS, kind_of, parse_document
+from sleuth.kb.sections import unnumbered
 from sleuth.kb.store import pack
 from sleuth.kb.tokenize import Tokenizer, index_form
 from sleuth.kb.unreadable import Unreadable
@@ -47,7 +48,8 @@ def file_rows(path: Path, data: bytes, mtime: float, tokenizer: Tokenizer) -> Fi
         title = " ".join(dict.fromkeys([*section.above, *filter(None, [section.heading])]))
         for chunk in section.chunks():
             terms = tuple(
-                index_form(text, tokenizer) for text in (doc.title, title, chunk.text, chunk.code)
+                index_form(text, tokenizer)
+                for text in (unnumbered(doc.title), unnumbered(title), chunk.text, chunk.code)
             )
             rows.append(
                 SectionRow(

@@ -30,6 +30,11 @@ from dataclasses import dataclass
 
 # Target size of an indexed chunk of a long section, in characters.
 CHUNK_CHARS = 1500
+# A heading's number: "8.3.", "E.21.3.2.1.", "Chapter 31.", "Appendix M.", "F.38.".
+_NUMBERING = re.compile(
+    r"(?:^|(?<=\s))(?:(?:Chapter|Appendix|Part|Section)\s+)?"
+    r"(?:[A-Z]|\d+)(?:\.\d+)*\.(?=\s)"
+)
 # Chinese characters and full-width punctuation, between which a line break is no space.
 _CJK_WIDE = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
@@ -137,6 +142,13 @@ def join_lines(lines: Sequence[str]) -> str:
         joined += "" if _CJK_WIDE.match(joined[-1:]) and _CJK_WIDE.match(line) else " "
         joined += line
     return joined
+
+
+def unnumbered(headings: str) -> str:
+    """Headings without their numbering ("8.3. Character Types", "Chapter 31.",
+    "Appendix M.", "E.21.3.2."): numbers that place a heading in a book say nothing of
+    its subject, and matched the numbers of questions ("at 14:05" found "14.4.")."""
+    return _NUMBERING.sub(" ", headings)
 
 
 def slug(text: str) -> str:

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from sleuth.kb import engine
+from sleuth.kb.sections import unnumbered
 from sleuth.kb.tokenize import TOKENIZERS, Tokenizer, index_form
 
 SCHEMA_VERSION = "5"
@@ -106,7 +107,7 @@ def prepare(conn: sqlite3.Connection, db_path: Path, tokenizer: Tokenizer) -> An
         " FROM sections JOIN documents ON documents.id = sections.doc_id"
     )
     for section_id, doc_id, page, title, body, code in rows:
-        texts = (page, title, unpack(body), unpack(code))
+        texts = (unnumbered(page), unnumbered(title), unpack(body), unpack(code))
         writer.add(section_id, doc_id, *(index_form(text, tokenizer) for text in texts))
     writer.close()
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tokenizer', ?)", (tokenizer,))

@@ -2,6 +2,8 @@
 
 import asyncio
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -262,3 +264,35 @@ def test_searching_an_empty_knowledge_base_says_how_to_fill_it(runner: CliRunner
     result = runner.invoke(app, ["search", "caching", "--providers", "local", "--json"])
     errors = json.loads(result.stdout)["errors"]
     assert any("sleuth index" in error["message"] for error in errors), errors
+
+
+def test_a_second_index_run_says_which_lock_another_run_holds(
+    runner: CliRunner, docs: Path, tmp_path: Path
+) -> None:
+    # A real indexer, paused after its first file (its progress callback waits for a line).
+    script = (
+        "import sys; from pathlib import Path; from sleuth.kb import index_folder\n"
+        "def wait(done, total, path):\n"
+        "    print('indexing', flush=True); sys.stdin.readline()\n"
+        "index_folder(Path(sys.argv[1]), Path(sys.argv[2]), progress=wait)\n"
+    )
+    first = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
+        [sys.executable, "-c", script, str(tmp_path / "kb.sqlite"), str(docs)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert first.stdout is not None and first.stdin is not None
+    try:
+        assert first.stdout.readline().strip() == "indexing"
+        second = runner.invoke(app, ["index", str(docs)])
+        assert second.exit_code == 3
+        assert "another `sleuth index` is writing" in second.output
+        assert f"process {first.pid} holds kb.sqlite.lock" in second.output
+        assert "wait for it to finish" in second.output
+    finally:
+        first.communicate("\n\n", timeout=60)
+    assert first.returncode == 0
+    again = runner.invoke(app, ["index", str(docs)])
+    assert again.exit_code == 0, again.output
+    assert "2 unchanged" in again.stdout

@@ -49,6 +49,7 @@ DOCBOOK = """<?xml version="1.0" encoding="UTF-8"?><html xmlns="http://www.w3.or
 <h3 class="title">25.1.2. Recovering Disk Space</h3></div></div></div>
 <a id="id-1.6.12.10.5.2" class="indexterm"></a>
 <p>VACUUM FULL rewrites the table and returns disk space to the operating system.</p>
+<div class="tip"><h3 class="title">Tip</h3><p>Plain VACUUM may be enough.</p></div>
 <pre class="programlisting">VACUUM FULL mytable;</pre></div></div>
 <div class="navfooter"><table><tr><td>Prev</td><td>Up</td><td>Next</td></tr></table></div>
 </body></html>
@@ -89,6 +90,14 @@ def test_api_entries_are_sections_and_the_text_after_them_returns_to_its_section
         ("functools — Higher-order functions", "module-functools"),
         ("partial Objects", "partial-objects"),
     ]
+
+
+def test_an_admonition_is_text_of_its_section_not_a_section_called_tip() -> None:
+    _title, items = read_page(DOCBOOK)
+    headings = [item.text for item in items if isinstance(item, Heading)]
+    assert headings == ["25.1. Routine Vacuuming", "25.1.2. Recovering Disk Space"]
+    tip = items.index("Plain VACUUM may be enough.")
+    assert items[tip - 1].startswith("VACUUM FULL rewrites")
 
 
 def test_every_section_link_opens_an_element_the_page_has(tmp_path: Path) -> None:

@@ -197,7 +197,8 @@ def index(
     """Index a folder into the local knowledge base (incremental).
 
     Exit status: 0 when something was indexed, 1 when the folder holds nothing to
-    index, 2 for a path that does not exist or is not a folder.
+    index, 2 for a path that does not exist or is not a folder, 3 when another
+    `sleuth index` is writing to the same knowledge base.
     """
     if not path.exists():
         err().print(f"[bold red]error[/]: path: {escape(str(path))} does not exist")
@@ -222,13 +223,19 @@ def index(
         def advance(done: int, total: int, current: Path) -> None:
             progress.update(task, completed=done, total=total, description=current.name)
 
-        report = kb.index_folder(
-            settings.kb.path,
-            path,
-            tokenizer=settings.kb.tokenizer,
-            progress=advance,
-            exclude=[*settings.kb.exclude, *(exclude or [])],
-        )
+        try:
+            report = kb.index_folder(
+                settings.kb.path,
+                path,
+                tokenizer=settings.kb.tokenizer,
+                progress=advance,
+                exclude=[*settings.kb.exclude, *(exclude or [])],
+                workers=None,  # a process per CPU parses a large folder
+            )
+        except kb.IndexBusy as exc:
+            progress.stop()
+            err().print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False)
+            raise typer.Exit(3) from None
     skipped = f", {report.skipped} skipped" if report.skipped else ""
     out().print(
         f"indexed {escape(str(path))} into {escape(str(settings.kb.path))}: {report.added} added, "
@@ -238,11 +245,16 @@ def index(
     )
     if report.not_text:
         shown = ", ".join(report.not_text[:5]) + (", …" if len(report.not_text) > 5 else "")
-        out().print(f"not text (binary or not UTF-8), skipped: {escape(shown)}", highlight=False)
+        out().print(
+            f"not text (binary, not UTF-8, or an unreadable PDF or Word file), skipped: "
+            f"{escape(shown)}",
+            highlight=False,
+        )
     if report.files - report.skipped <= 0 and not report.removed:
         err().print(
             f"[bold red]error[/]: nothing to index in {escape(str(path))}: no readable "
-            "Markdown (.md), text (.txt) or HTML (.html) files outside the excluded folders",
+            "Markdown (.md), text (.txt), HTML (.html), PDF (.pdf) or Word (.docx) files"
+            " outside the excluded folders",
             highlight=False,
         )
         raise typer.Exit(1)

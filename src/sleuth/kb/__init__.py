@@ -8,16 +8,19 @@ at its best section.
     hits = search(Path("kb.db"), "缓存策略", limit=5)  # [{"url": "file:///…#anchor", …}]
 
 Modules: `extract` (a file's title, sections and date), `html` (pages as
-published: content, real anchors, API entries), `sections` (cutting at headings,
-anchors, chunks), `tokenize` (index terms: jieba or trigrams, stems, function
-words), `engine` (the tantivy index), `store` (schema, connections, keeping the two
-in step), `index` (incremental indexing), `search` (ranking), `passage` (the
-snippet). Only `index`, `search`, `store` and `engine` touch the file system and the
-databases.
+published: content, real anchors, API entries), `manpage` (man pages rendered to
+text), `pdf` and `word` (PDF and .docx), `unreadable` (their one error), `sections`
+(cutting at headings, anchors, chunks), `tokenize` (index terms: jieba or trigrams,
+stems, function words), `rows` (a file as the rows stored, run by worker processes),
+`engine` (the tantivy index), `store` (schema, connections, keeping the two in
+step), `ignore` (.gitignore rules), `index` (incremental indexing), `search`
+(ranking), `passage` (the snippet). Only `index`, `ignore`, `search`, `store` and
+`engine` touch the file system and the databases.
 """
 
+from sleuth.kb.engine import IndexBusy
 from sleuth.kb.index import IndexReport, index_folder
 from sleuth.kb.search import document_count, search
 from sleuth.kb.tokenize import Tokenizer
 
-__all__ = ["IndexReport", "Tokenizer", "document_count", "index_folder", "search"]
+__all__ = ["IndexBusy", "IndexReport", "Tokenizer", "document_count", "index_folder", "search"]

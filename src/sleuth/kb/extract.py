@@ -1,7 +1,9 @@
 """Turn one file's bytes into what the knowledge base stores: title, sections, date.
 
-Markdown (.md, .markdown), plain text (.txt) and HTML (.html, .htm, read by
-`sleuth.kb.html`: content only, real element ids) are understood.
+Markdown (.md, .markdown), plain text (.txt; a rendered man page by `sleuth.kb.manpage`),
+HTML (.html, .htm, read by `sleuth.kb.html`: content only, real element ids), PDF
+(.pdf, its text layer, `sleuth.kb.pdf`) and Word (.docx, `sleuth.kb.word`) are
+understood.
 YAML front matter is read for the date (`published_at`, `published` or `date`) and a
 fallback title, and never reaches the text. The text is cut into sections at the
 headings (Markdown ATX and setext headings, HTML h1-h6; see `sleuth.kb.sections`);
@@ -28,9 +30,12 @@ from typing import Literal
 import yaml
 
 from sleuth.kb.html import read_page
-from sleuth.kb.sections import Code, Heading, Section, split_sections
+from sleuth.kb.manpage import read_manpage
+from sleuth.kb.pdf import read_pdf
+from sleuth.kb.sections import Code, Heading, Section, join_lines, split_sections
+from sleuth.kb.word import read_docx
 
-Kind = Literal["markdown", "text", "html"]
+Kind = Literal["markdown", "text", "html", "pdf", "docx"]
 
 KINDS: dict[str, Kind] = {
     ".md": "markdown",
@@ -38,7 +43,11 @@ KINDS: dict[str, Kind] = {
     ".txt": "text",
     ".html": "html",
     ".htm": "html",
+    ".pdf": "pdf",
+    ".docx": "docx",
 }
+#: Kinds whose files are not text themselves: read by their own parser, not decoded.
+BINARY_KINDS: frozenset[Kind] = frozenset({"pdf", "docx"})
 # Front matter keys for the publication date, most specific first.
 _DATE_KEYS = ("published_at", "published", "date")
 
@@ -55,8 +64,6 @@ _REF_DEF = re.compile(r"^ {0,3}\[[^\]]+\]:[ \t]*\S+.*$")
 _QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
 _LIST_ITEM = re.compile(r"^[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+")
 _INDENTED = re.compile(r"^(?: {4}|\t)")
-# Chinese characters and full-width punctuation, between which a line break is no space.
-_CJK_WIDE = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 # An explicit id after a heading's text: `## Install {#setup}` (Pandoc, kramdown, MkDocs).
 _HEADING_ID = re.compile(r"[ \t]*\{#([^\s{}]+)[^{}]*\}$")
 
@@ -113,20 +120,30 @@ def kind_of(path: Path) -> Kind | None:
 
 
 def parse_document(path: Path, data: bytes, mtime: float) -> Document:
-    """Title, sections and ISO 8601 UTC date of one file; `mtime` is the date fallback."""
-    text = data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    """Title, sections and ISO 8601 UTC date of one file; `mtime` is the date fallback.
+    Raises Unreadable for a PDF or Word document that cannot be read."""
     kind = kind_of(path) or "text"
     meta: dict[str, object] = {}
+    title: str | None
+    if kind in BINARY_KINDS:
+        title, items = read_pdf(data) if kind == "pdf" else read_docx(data)
+        return _document(path, title, items, meta, mtime)
+    text = data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
     if kind != "html":
         meta, text = _split_front_matter(text)
-    title: str | None
     if kind == "html":
         title, items = read_page(text)
     elif kind == "markdown":
         items = _markdown(text)
         title = next((item.text for item in items if isinstance(item, Heading)), None)
     else:
-        title, items = None, list(_text_blocks(text))
+        title, items = read_manpage(text) or (None, list(_text_blocks(text)))
+    return _document(path, title, items, meta, mtime)
+
+
+def _document(
+    path: Path, title: str | None, items: Items, meta: dict[str, object], mtime: float
+) -> Document:
     front_title = meta.get("title")
     if not title and isinstance(front_title, str) and front_title.strip():
         title = " ".join(front_title.split())
@@ -188,7 +205,7 @@ def _markdown(text: str) -> Items:
 
     def flush() -> None:
         if paragraph:
-            items.append(_inline(_join_lines(paragraph)))
+            items.append(_inline(join_lines(paragraph)))
             paragraph.clear()
 
     for line in text.split("\n"):
@@ -217,7 +234,7 @@ def _markdown(text: str) -> Items:
         elif not paragraph and not in_list and _INDENTED.match(line):
             indented, code = True, [_INDENTED.sub("", line)]
         elif paragraph and _SETEXT.match(line):
-            items.append(_heading(_join_lines(paragraph)))
+            items.append(_heading(join_lines(paragraph)))
             paragraph.clear()
         elif _RULE.match(line):
             flush()
@@ -235,15 +252,6 @@ def _markdown(text: str) -> Items:
     if fence is not None or indented:
         items.append(Code("\n".join(code).strip()))
     return [item for item in items if item]
-
-
-def _join_lines(lines: list[str]) -> str:
-    """A paragraph's lines as one: with a space, but none between two Chinese characters."""
-    joined = lines[0]
-    for line in lines[1:]:
-        joined += "" if _CJK_WIDE.match(joined[-1:]) and _CJK_WIDE.match(line) else " "
-        joined += line
-    return joined
 
 
 def _heading(source: str) -> Heading | str:

@@ -53,6 +53,14 @@ CHROME = (
     "#top, #nav-tree, #side-nav, .navpath, #MSearchBox, "  # Doxygen
     ".sub-nav, .top-nav, .bottom-nav, .skip-nav"  # Javadoc
 )
+#: Labels of admonitions ("Note", "Tip", "Warning"): DocBook gives them an `<h3>`, which
+#: would cut the section around them into a section called "Note" (PostgreSQL has 450).
+#: The box's text stays in the section it is in.
+ADMONITION_LABELS = ", ".join(
+    f"{box} > {label}"
+    for box in (".note", ".tip", ".warning", ".caution", ".important", ".admonition")
+    for label in ("h1", "h2", "h3", "h4", "h5", "h6", ".admonition-title")
+)
 #: Share of a block's characters in links above which it is a list of pointers.
 LINK_DENSITY = 0.8
 #: The same for a whole page: a back-of-book index, a table of contents.
@@ -81,7 +89,7 @@ def read_page(text: str) -> tuple[str | None, Items]:
     root = _content_root(tree)
     if root is None:
         return title, []
-    for node in root.css(CHROME):
+    for node in root.css(f"{CHROME}, {ADMONITION_LABELS}"):
         node.decompose()
     if _link_share(root) >= LINK_DENSITY_PAGE:
         return title, []  # an index or table-of-contents page: found by its title only
@@ -112,6 +120,8 @@ class _Walker:
         self._current: Heading | None = None
 
     def flush(self) -> None:
+        if not self._words:
+            return  # most calls: a block ends right after another
         block = " ".join("".join(self._words).split())
         # A block that is nearly all links is a pointer list (a table of contents, a
         # back-of-book index, "see also" lines), not text that answers.

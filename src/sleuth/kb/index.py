@@ -5,8 +5,10 @@ and folders, the folders in `DEFAULT_EXCLUDE` (generated copies and assets such 
 Sphinx's `_sources/`, dependencies, caches) and whatever matches the caller's
 `exclude` globs. A glob without a `/` is matched against every file and folder name
 (`*.min.html`, `drafts`), one with a `/` against the path from the root
-(`api/v1/*`). A file that is not text (it holds NUL bytes, or is not valid UTF-8) is
-skipped and named in the report; an earlier entry of it is removed. Otherwise
+(`api/v1/*`). A file that is not text (it holds NUL bytes, or is not valid UTF-8), or
+a PDF or Word document that cannot be read, is skipped and named in the report; an
+earlier entry of it is removed. `.gitignore` files are followed as git does
+(`sleuth.kb.ignore`). Otherwise
 a file whose sha256 matches the stored one is left alone, a changed one re-indexed
 (all its sections replaced), and a file indexed earlier under this root but gone
 from disk is removed with its sections. Several roots can share one database:
@@ -23,20 +25,29 @@ full-text index (every root) from the stored text, then indexes as usual.
 
 from __future__ import annotations
 
+import fcntl
 import fnmatch
 import hashlib
+import itertools
+import multiprocessing
 import os
 import sqlite3
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import closing
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from sleuth.kb import engine
-from sleuth.kb.extract import Document, kind_of, parse_document
+from sleuth.kb.engine import IndexBusy
+from sleuth.kb.extract import kind_of
+from sleuth.kb.ignore import GitIgnores
+from sleuth.kb.rows import FileRows, files_rows
 from sleuth.kb.store import connect, prepare
-from sleuth.kb.tokenize import TOKENIZERS, Tokenizer, index_form
+from sleuth.kb.tokenize import TOKENIZERS, Tokenizer
 
 Progress = Callable[[int, int, Path], None]
 Outcome = Literal["added", "updated", "unchanged", "skipped", "not_text"]
@@ -55,7 +66,12 @@ DEFAULT_EXCLUDE = (
 )
 
 # Commit every so many files, so an interrupted run on a large folder keeps its work.
-_COMMIT_EVERY = 200
+_COMMIT_EVERY = 1000
+#: Files parsed here before worker processes parse the rest: starting them (a fresh
+#: interpreter that imports sleuth, about 1.3 s) costs as much as parsing about 400.
+PARALLEL_FROM = 500
+# Files sent to a worker at once.
+_BATCH = 16
 
 
 @dataclass(frozen=True)
@@ -87,11 +103,19 @@ def index_folder(
     tokenizer: Tokenizer = "jieba",
     progress: Progress | None = None,
     exclude: Sequence[str] = (),
+    workers: int | None = 1,
 ) -> IndexReport:
-    """Index the Markdown, text and HTML files under `root` into the database at `db_path`.
+    """Index the Markdown, text, HTML, PDF and Word files under `root` into the
+    database at `db_path`.
 
-    `progress(done, total, path)` is called after each file. Raises FileNotFoundError
-    when `root` does not exist, NotADirectoryError when it is not a folder.
+    `progress(done, total, path)` is called after each file. With `workers` above 1
+    (None: one per CPU, as `sleuth index` does), that many processes parse the files
+    once `PARALLEL_FROM` needed parsing; like any multiprocessing pool they import the
+    caller's main module, so a script that asks for them keeps its own work under
+    `if __name__ == "__main__":`. Raises FileNotFoundError when `root` does not exist,
+    NotADirectoryError when it is not a folder, and IndexBusy, before changing
+    anything, when another indexer is writing to the same database (it holds
+    `<database>.lock`).
     """
     if tokenizer not in TOKENIZERS:
         raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, not {tokenizer!r}")
@@ -104,22 +128,23 @@ def index_folder(
     db_path.parent.mkdir(parents=True, exist_ok=True)
     counts = dict.fromkeys(("added", "updated", "unchanged", "skipped"), 0)
     not_text: list[str] = []
-    with closing(connect(db_path)) as conn:
+    with _only_writer(db_path), closing(connect(db_path)) as conn, ExitStack() as stack:
         writer = engine.Writer(prepare(conn, db_path, tokenizer))
         known = _known_under(conn, root)
-        for done, path in enumerate(files, start=1):
-            entry = known.pop(str(path), None)
-            outcome = _index_file(conn, writer, root, path, entry, tokenizer)
+        reads = (_read(root, path, known.pop(str(path), None)) for path in files)
+        parsed = _parsed(reads, tokenizer, _cpus() if workers is None else workers, stack)
+        for done, (read, rows) in enumerate(parsed, start=1):
+            outcome = _store(conn, writer, root, read, rows)
             if outcome == "not_text":
-                not_text.append(path.relative_to(root).as_posix())
-                if entry is not None:
-                    known[str(path)] = entry  # removed below with the files that are gone
+                not_text.append(read.path.relative_to(root).as_posix())
+                if read.known is not None:  # removed below with the files that are gone
+                    known[str(read.path)] = read.known
                 outcome = "skipped"
             counts[outcome] += 1
             if done % _COMMIT_EVERY == 0:
                 _commit(conn, writer)
             if progress is not None:
-                progress(done, len(files), path)
+                progress(done, len(files), read.path)
         # What is left in `known` was indexed under this root and is no longer on disk.
         gone = [(entry.id,) for entry in known.values()]
         for (doc_id,) in gone:
@@ -129,6 +154,129 @@ def index_folder(
         _commit(conn, writer)
         writer.close()
     return IndexReport(removed=len(gone), files=len(files), not_text=tuple(not_text), **counts)
+
+
+def _pool(stack: ExitStack, workers: int) -> ProcessPoolExecutor:
+    """Worker processes for parsing. They come from a fork server (a fresh
+    interpreter): forking this process, where the full-text writer runs threads,
+    would be unsafe."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["sleuth.kb.rows"])  # imported once, not per worker
+    return stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@dataclass(frozen=True)
+class _Read:
+    """A file as read: its bytes when they need parsing, else what happened."""
+
+    path: Path
+    known: _Known | None
+    digest: str = ""
+    outcome: Outcome | None = None  # "unchanged" or "skipped": nothing to parse
+    data: bytes = b""
+    mtime: float = 0.0
+
+
+def _read(root: Path, path: Path, known: _Known | None) -> _Read:
+    try:
+        data = path.read_bytes()
+        mtime = path.stat().st_mtime
+    except OSError:
+        return _Read(path, known, outcome="skipped")
+    digest = hashlib.sha256(data).hexdigest()
+    if known is not None and known.sha256 == digest:
+        return _Read(path, known, digest, "unchanged")
+    return _Read(path, known, digest, None, data, mtime)
+
+
+Files = list[tuple[Path, bytes, float]]
+Parsing = list[FileRows | None] | Future[list[FileRows | None]]
+
+
+def _parsed(
+    reads: Iterator[_Read], tokenizer: Tokenizer, workers: int, stack: ExitStack
+) -> Iterator[tuple[_Read, FileRows | None]]:
+    """Each read with its rows, in order. Once `PARALLEL_FROM` files needed parsing
+    (a full build, not a re-index of a few changed files), `workers` processes parse
+    the rest, up to three batches each ahead of the caller storing the earlier ones
+    (no more, so memory stays bounded)."""
+    parser = _Parser(tokenizer)
+    to_parse = 0
+    waiting: deque[tuple[list[_Read], Files, Parsing]] = deque()
+    while batch := list(itertools.islice(reads, _BATCH)):
+        todo = [(read.path, read.data, read.mtime) for read in batch if read.outcome is None]
+        to_parse += len(todo)
+        if parser.pool is None and workers > 1 and to_parse >= PARALLEL_FROM:
+            parser.pool = _pool(stack, workers)
+        waiting.append((batch, todo, parser.submit(todo)))
+        while len(waiting) > (3 * workers if parser.pool is not None else 0):
+            yield from _joined(parser, *waiting.popleft())
+    while waiting:
+        yield from _joined(parser, *waiting.popleft())
+
+
+class _Parser:
+    """Parses batches in the worker pool when there is one, else here. A pool whose
+    workers died (they could not start: a caller's main module that cannot be
+    imported again, such as a script read from standard input) is given up, and its
+    batches parsed here."""
+
+    def __init__(self, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.pool: ProcessPoolExecutor | None = None
+
+    def submit(self, todo: Files) -> Parsing:
+        if self.pool is not None:
+            try:
+                return self.pool.submit(files_rows, todo, self.tokenizer)
+            except BrokenProcessPool:
+                self.pool = None
+        return files_rows(todo, self.tokenizer)
+
+    def result(self, todo: Files, parsing: Parsing) -> list[FileRows | None]:
+        if not isinstance(parsing, Future):
+            return parsing
+        try:
+            return parsing.result()
+        except BrokenProcessPool:
+            self.pool = None
+            return files_rows(todo, self.tokenizer)
+
+
+def _joined(
+    parser: _Parser, batch: list[_Read], todo: Files, parsing: Parsing
+) -> Iterator[tuple[_Read, FileRows | None]]:
+    results = iter(parser.result(todo, parsing))
+    for read in batch:
+        yield read, (next(results) if read.outcome is None else None)
+
+
+@contextmanager
+def _only_writer(db_path: Path) -> Iterator[None]:
+    """Hold `<database>.lock` while indexing: a second indexer would wait on SQLite's
+    lock between commits and then fail on the full-text index's, half-way through."""
+    lock = db_path.with_name(db_path.name + ".lock")
+    with lock.open("a+", encoding="utf-8") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise IndexBusy(
+                f"another `sleuth index` is writing to the knowledge base {db_path}"
+                f" ({holder} holds {lock.name}); wait for it to finish, then run this again"
+            ) from None
+        handle.truncate(0)
+        handle.write(f"process {os.getpid()}")
+        handle.flush()
+        yield  # the lock goes with the file's closing, however the run ends
 
 
 def _commit(conn: sqlite3.Connection, writer: engine.Writer) -> None:
@@ -142,33 +290,30 @@ def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path]:
     names_only = [glob for glob in exclude if "/" not in glob.strip("/")]
     paths = [glob.strip("/") for glob in exclude if "/" in glob.strip("/")]
 
-    def excluded(rel: str, name: str) -> bool:
+    gitignores = GitIgnores(root)
+
+    def excluded(rel: str, name: str, *, is_dir: bool) -> bool:
         return (
             name.startswith(".")
             or any(fnmatch.fnmatchcase(name, glob) for glob in names_only)
             or any(fnmatch.fnmatchcase(rel, glob) for glob in paths)
+            or gitignores.ignored(rel, is_dir=is_dir)
         )
 
     for folder, dirs, names in os.walk(root):
         base = Path(folder).relative_to(root).as_posix()
         prefix = "" if base == "." else base + "/"
-        dirs[:] = [name for name in dirs if not excluded(prefix + name, name)]
+        if prefix:
+            gitignores.enter(base)
+        dirs[:] = [name for name in dirs if not excluded(prefix + name, name, is_dir=True)]
         for name in names:
             path = Path(folder, name)
-            if not excluded(prefix + name, name) and kind_of(path) is not None and path.is_file():
+            if (
+                kind_of(path) is not None
+                and not excluded(prefix + name, name, is_dir=False)
+                and path.is_file()
+            ):
                 yield path
-
-
-def is_text(data: bytes) -> bool:
-    """Whether a file's bytes are text: no NUL byte, valid UTF-8 (a byte order mark
-    allowed). Binary files and other encodings would be indexed as noise."""
-    if b"\0" in data:
-        return False
-    try:
-        data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def _known_under(conn: sqlite3.Connection, root: Path) -> dict[str, _Known]:
@@ -182,39 +327,34 @@ def _known_under(conn: sqlite3.Connection, root: Path) -> dict[str, _Known]:
     return {path: _Known(id_, sha256, stored_root) for path, id_, sha256, stored_root in rows}
 
 
-def _index_file(
+def _store(
     conn: sqlite3.Connection,
     writer: engine.Writer,
     root: Path,
-    path: Path,
-    known: _Known | None,
-    tokenizer: Tokenizer,
+    read: _Read,
+    rows: FileRows | None,
 ) -> Outcome:
-    try:
-        data = path.read_bytes()
-        mtime = path.stat().st_mtime
-    except OSError:
-        return "skipped"
-    digest = hashlib.sha256(data).hexdigest()
+    path, known = read.path, read.known
     rel_path = path.relative_to(root).as_posix()
-    if known is not None and known.sha256 == digest:
+    if read.outcome == "unchanged" and known is not None:
         if known.root != str(root):  # now indexed from another root: paths are relative to it
             conn.execute(
                 "UPDATE documents SET root = ?, rel_path = ? WHERE id = ?",
                 (str(root), rel_path, known.id),
             )
         return "unchanged"
-    if not is_text(data):
+    if read.outcome is not None:
+        return read.outcome
+    if rows is None:
         return "not_text"
-    doc = parse_document(path, data, mtime)
     values = (
         str(path),
         str(root),
         rel_path,
         path.resolve().as_uri(),
-        doc.title,
-        doc.published_at,
-        digest,
+        rows.title,
+        rows.published_at,
+        read.digest,
     )
     if known is None:
         cursor = conn.execute(
@@ -233,35 +373,12 @@ def _index_file(
         )
         writer.delete_document(doc_id)
         conn.execute("DELETE FROM sections WHERE doc_id = ?", (doc_id,))
-    _insert_sections(conn, writer, doc_id, doc, tokenizer)
+    for position, row in enumerate(rows.sections):
+        cursor = conn.execute(
+            "INSERT INTO sections (doc_id, position, heading, anchor, title, body, code)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (doc_id, position, row.heading, row.anchor, row.title, row.body, row.code),
+        )
+        assert cursor.lastrowid is not None  # noqa: S101 - an INSERT sets it
+        writer.add(cursor.lastrowid, doc_id, *row.terms)
     return "added" if known is None else "updated"
-
-
-def _insert_sections(
-    conn: sqlite3.Connection,
-    writer: engine.Writer,
-    doc_id: int,
-    doc: Document,
-    tokenizer: Tokenizer,
-) -> None:
-    position = 0
-    for section in doc.sections:
-        # The section's headings: folded empty ones, then its own; no repeats.
-        headings = [*section.above, *filter(None, [section.heading])]
-        title = " ".join(dict.fromkeys(headings))
-        for chunk in section.chunks():
-            cursor = conn.execute(
-                "INSERT INTO sections (doc_id, position, heading, anchor, title, body, code)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (doc_id, position, section.heading, section.anchor, title, chunk.text, chunk.code),
-            )
-            assert cursor.lastrowid is not None  # noqa: S101 - an INSERT sets it
-            writer.add(
-                cursor.lastrowid,
-                doc_id,
-                *(
-                    index_form(text, tokenizer)
-                    for text in (doc.title, title, chunk.text, chunk.code)
-                ),
-            )
-            position += 1

@@ -27,7 +27,7 @@ from typing import Any
 
 from sleuth.kb import engine
 from sleuth.kb.passage import best_passage
-from sleuth.kb.store import connect, stored_tokenizer
+from sleuth.kb.store import connect, stored_tokenizer, unpack
 from sleuth.kb.tokenize import Query, build_query
 
 # Sections fetched per result asked for, at first; four times as many again while
@@ -99,4 +99,7 @@ def _sections(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[Any, 
         f" WHERE sections.id IN ({marks})",
         ids,
     )
-    return {row[0]: tuple(row[1:]) for row in rows}
+    return {
+        section_id: (url, title, heading, anchor, unpack(body), unpack(code), *rest)
+        for section_id, url, title, heading, anchor, body, code, *rest in rows
+    }

@@ -23,12 +23,20 @@ heading, `id="…"` on an HTML heading) wins. Long sections are indexed in chunk
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 # Target size of an indexed chunk of a long section, in characters.
 CHUNK_CHARS = 1500
+# A heading's number: "8.3.", "E.21.3.2.1.", "Chapter 31.", "Appendix M.", "F.38.".
+_NUMBERING = re.compile(
+    r"(?:^|(?<=\s))(?:(?:Chapter|Appendix|Part|Section)\s+)?"
+    r"(?:[A-Z]|\d+)(?:\.\d+)*\.(?=\s)"
+)
+# Chinese characters and full-width punctuation, between which a line break is no space.
+_CJK_WIDE = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
 
 @dataclass(frozen=True)
@@ -125,6 +133,22 @@ def _chunk(blocks: Sequence[str]) -> Chunk:
     prose = [block for block in blocks if not isinstance(block, Code)]
     code = [block for block in blocks if isinstance(block, Code)]
     return Chunk("\n\n".join(prose), "\n\n".join(code))
+
+
+def join_lines(lines: Sequence[str]) -> str:
+    """A paragraph's lines as one: with a space, but none between two Chinese characters."""
+    joined = lines[0]
+    for line in lines[1:]:
+        joined += "" if _CJK_WIDE.match(joined[-1:]) and _CJK_WIDE.match(line) else " "
+        joined += line
+    return joined
+
+
+def unnumbered(headings: str) -> str:
+    """Headings without their numbering ("8.3. Character Types", "Chapter 31.",
+    "Appendix M.", "E.21.3.2."): numbers that place a heading in a book say nothing of
+    its subject, and matched the numbers of questions ("at 14:05" found "14.4.")."""
+    return _NUMBERING.sub(" ", headings)
 
 
 def slug(text: str) -> str:

@@ -6,13 +6,15 @@ Tables:
                     it, file:// URL, title, published_at, sha256 of its bytes
     sections        one row per section (or chunk of a long section) of a document:
                     its position, heading, anchor, headings (its own and those folded
-                    into it), prose and code, as plain text
+                    into it) as plain text; prose and code compressed (`pack`)
 
 The text is stored here once; the full-text index beside the file
-(`sleuth.kb.engine`) holds only terms and ids. `prepare` keeps the two in step: it
-rebuilds the full-text index from the stored text when it is missing, was built
-with another tokenizer, or does not hold one entry per stored section (an indexer
-stopped between the two commits).
+(`sleuth.kb.engine`) holds only terms and ids. Prose and code are deflated (zlib, raw,
+level 6): about half the bytes of documentation text, so the whole index stays within
+1.5 times the text, for a few microseconds per shown section to inflate. `prepare`
+keeps the two in step: it rebuilds the full-text index from the stored text when it
+is missing, was built with another tokenizer, or does not hold one entry per stored
+section (an indexer stopped between the two commits).
 
 A database of another schema version (an older sleuth) is dropped and rebuilt empty
 by `prepare`; the indexer then adds every file again. Until then `stored_tokenizer`
@@ -24,13 +26,15 @@ Callers open one connection per call with `connect()` and close it.
 from __future__ import annotations
 
 import sqlite3
+import zlib
 from pathlib import Path
 from typing import Any
 
 from sleuth.kb import engine
+from sleuth.kb.sections import unnumbered
 from sleuth.kb.tokenize import TOKENIZERS, Tokenizer, index_form
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "5"
 
 _TABLES = ("sections_fts", "sections", "documents_fts", "documents", "meta")
 _SCHEMA = (
@@ -52,8 +56,8 @@ _SCHEMA = (
         heading TEXT,
         anchor TEXT,
         title TEXT NOT NULL,
-        body TEXT NOT NULL,
-        code TEXT NOT NULL
+        body BLOB NOT NULL,
+        code BLOB NOT NULL
     )""",
     "CREATE INDEX sections_by_document ON sections (doc_id, position)",
 )
@@ -102,12 +106,22 @@ def prepare(conn: sqlite3.Connection, db_path: Path, tokenizer: Tokenizer) -> An
         "SELECT sections.id, doc_id, documents.title, sections.title, body, code"
         " FROM sections JOIN documents ON documents.id = sections.doc_id"
     )
-    for section_id, doc_id, *texts in rows:
+    for section_id, doc_id, page, title, body, code in rows:
+        texts = (unnumbered(page), unnumbered(title), unpack(body), unpack(code))
         writer.add(section_id, doc_id, *(index_form(text, tokenizer) for text in texts))
     writer.close()
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tokenizer', ?)", (tokenizer,))
     conn.commit()
     return index
+
+
+def pack(text: str) -> bytes:
+    """Text as stored: UTF-8, deflated without a header (empty text is no bytes)."""
+    return zlib.compress(text.encode("utf-8"), 6, wbits=-15) if text else b""
+
+
+def unpack(stored: bytes) -> str:
+    return zlib.decompress(stored, wbits=-15).decode("utf-8") if stored else ""
 
 
 def _meta(conn: sqlite3.Connection, key: str) -> str | None:

@@ -17,7 +17,10 @@ Confidence, documented (weights in `confidence:` of sleuth.yaml):
 
     T  the mean trust score of the results the summary cites (all results when
        there is no summary);
-    C  the share of the query's terms found in the returned titles and snippets;
+    C  how much of the query the results cover: the mean of the share of the query's
+       terms found in the returned titles and snippets, and the share found in the
+       first result's alone (a right first result answers most of the question in
+       its own words; query words scattered over ten results do not make an answer);
     A  the mean over facts of agreed 1.0, single_source 0.5, disputed 0.0;
        `no_facts` (default 0.5) when no numeric claim could be checked.
 
@@ -119,9 +122,10 @@ def confidence(
     agreement = (
         sum(_AGREEMENT[fact.status] for fact in facts) / len(facts) if facts else settings.no_facts
     )
+    covered = (coverage(results, query_terms) + coverage(results[:1], query_terms)) / 2
     value = (
         settings.trust_weight * trust
-        + settings.coverage_weight * coverage(results, query_terms)
+        + settings.coverage_weight * covered
         + settings.agreement_weight * agreement
     )
     return round(min(1.0, max(0.0, value)), 4)

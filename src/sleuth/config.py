@@ -184,6 +184,14 @@ class Settings(BaseSettings):
     serve: ServeSettings = Field(default_factory=ServeSettings)
     observe: ObserveSettings = Field(default_factory=ObserveSettings)
 
+    def secret_env(self) -> list[str]:
+        """The environment variables holding this configuration's keys (providers' and
+        the model summary's), whose values nothing sleuth writes may contain."""
+        names = [conf.api_key_env for conf in self.providers.values() if conf.api_key_env]
+        if self.llm_summary.api_key_env:
+            names.append(self.llm_summary.api_key_env)
+        return names
+
     @field_validator("providers", mode="before")
     @classmethod
     def _over_defaults(cls, value: Any) -> Any:

@@ -130,7 +130,7 @@ def build_transport(settings: Settings) -> Transport:
             egress=EgressPolicy.from_settings(settings.egress),
         )
     if settings.record is not None:
-        transport = RecordingTransport(transport, settings.record)
+        transport = RecordingTransport(transport, settings.record, settings.secret_env())
     return transport
 
 

@@ -226,12 +226,9 @@ class Observer:
         unless `observe` is given; their providers' key variables are secrets."""
         if observe is None:  # getattr: until config.py carries the section
             observe = getattr(settings, "observe", None)
-        names = [conf.api_key_env for conf in settings.providers.values() if conf.api_key_env]
-        if settings.llm_summary.api_key_env:
-            names.append(settings.llm_summary.api_key_env)
         return cls(
             observe if isinstance(observe, ObserveSettings) else None,
-            secret_env=names,
+            secret_env=settings.secret_env(),
             watched=[*settings.chain, *settings.backups],
         )
 

@@ -61,6 +61,7 @@ from sleuth.errors import (
     ReplayMiss,
 )
 from sleuth.providers.base import HttpRequest
+from sleuth.redaction import redact, redact_text, secret_name, secret_values, sent_secrets
 
 USER_AGENT = "sleuth/0.1 (search for AI agents)"
 _PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
@@ -448,22 +449,35 @@ class ReplayTransport:
 
 
 class RecordingTransport:
-    """Passes calls to `inner` and appends each answered exchange to `cassette`."""
+    """Passes calls to `inner` and appends each answered exchange to `cassette`, with
+    secrets redacted as the call log redacts them (`sleuth.redaction`): the key the
+    request sent (a back end may quote it in an error body), the values of
+    `secret_env` and key-shaped strings. No header named like a credential is kept."""
 
-    def __init__(self, inner: Transport, cassette: Path) -> None:
+    def __init__(self, inner: Transport, cassette: Path, secret_env: Iterable[str] = ()) -> None:
         self._inner = inner
         self._cassette = cassette
+        self._secret_env = frozenset(secret_env)
 
     async def send(
         self, provider: str, query: str, request: HttpRequest, timeout_s: float
     ) -> RawResponse:
         response = await self._inner.send(provider, query, request, timeout_s)
+        body = request.json if isinstance(request.json, Mapping) else None
+        secrets = secret_values(self._secret_env) | sent_secrets(
+            request.headers, request.params, body
+        )
+        headers = {
+            k: v
+            for k, v in response.headers.items()
+            if k in _RECORDED_HEADERS and not secret_name(k)
+        }
         line = {
             "provider": provider,
-            "query": query,
+            "query": redact_text(query, secrets),
             "status": response.status,
-            "headers": {k: v for k, v in response.headers.items() if k in _RECORDED_HEADERS},
-            "body": response.body,
+            "headers": redact(headers, secrets),
+            "body": redact(response.body, secrets),
         }
         await asyncio.to_thread(self._append, json.dumps(line, ensure_ascii=False))
         return response

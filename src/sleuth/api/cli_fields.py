@@ -20,6 +20,7 @@ from sleuth.config import Settings, load_settings
 from sleuth.errors import ReplayMiss, SearchError
 from sleuth.field_profile import Comparison, measure, profile, suggest_projection
 from sleuth.gateway import Sleuth
+from sleuth.redaction import redact, secret_values
 from sleuth.transport import CapturingTransport, ReplayTransport, Transport, read_cassette
 
 app = typer.Typer(help="Profile provider fields and measure what projection saves.")
@@ -82,14 +83,17 @@ def profile_command(
 
 
 async def _fetch_bodies(settings: Settings, provider: str, query: str, runs: int) -> list[Any]:
+    """The raw bodies, with the configured keys (which an error body may quote) and
+    key-shaped strings redacted: they are written to files."""
     bodies = []
+    secrets = secret_values(settings.secret_env())
     async with Sleuth(settings) as sleuth:
         for _ in range(runs):
             try:
                 response = await sleuth.fetch_raw(provider, query)
             except ReplayMiss:
                 break  # the cassette holds fewer runs than asked: profile those
-            bodies.append(response.body)
+            bodies.append(redact(response.body, secrets))
     return bodies
 
 

@@ -6,6 +6,7 @@
     ├── ConfigError                  sleuth.yaml or a mapping is wrong
     ├── ServiceError                 the service's own refusals, never a back end's
     │   ├── Unauthorized             an API key is needed and none or a bad one came
+    │   ├── Forbidden                the key is valid but not an operator's (role admin)
     │   ├── TooManyRequests          a key's rate limit, or the task queue is full
     │   ├── TaskNotFound             no such task for this tenant (another's looks the same)
     │   ├── TaskCancelled            the task was cancelled before it finished
@@ -132,6 +133,12 @@ class Unauthorized(ServiceError):
     code = "unauthorized"
     category = "non_recoverable"
     status_hint = 401
+
+
+class Forbidden(ServiceError):
+    code = "forbidden"
+    category = "non_recoverable"
+    status_hint = 403
 
 
 class TooManyRequests(ServiceError):

@@ -25,6 +25,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -45,6 +46,12 @@ __all__ = ["keys_app", "run_worker", "serve_command", "worker_command"]
 log = logging.getLogger("sleuth.worker")
 
 keys_app = typer.Typer(help="API keys of the HTTP service.", no_args_is_help=True)
+
+
+class KeyRoleName(StrEnum):
+    tenant = "tenant"
+    admin = "admin"
+
 
 ConfigOption = Annotated[
     Path | None, typer.Option("--config", help="sleuth.yaml to use (default: $SLEUTH_CONFIG).")
@@ -220,6 +227,14 @@ def _on_store(settings: Settings, use: Callable[[Store], Awaitable[_T]]) -> _T:
 def create(
     tenant: Annotated[str, typer.Option("--tenant", help="Whose key: tasks are per tenant.")],
     name: Annotated[str, typer.Option("--name", help="A note to tell keys apart.")] = "",
+    role: Annotated[
+        KeyRoleName,
+        typer.Option(
+            "--role",
+            help="tenant: its own tasks and figures; admin: an operator's key, which also "
+            "sees every tenant's (dashboard, /metrics).",
+        ),
+    ] = KeyRoleName.tenant,
     config: ConfigOption = None,
 ) -> None:
     """Make a key and print it once; only its hash is stored."""
@@ -227,7 +242,10 @@ def create(
 
     try:
         key, _ = _on_store(
-            settings, lambda store: keys.create_key(store, tenant, name=name, now=time.time())
+            settings,
+            lambda store: keys.create_key(
+                store, tenant, name=name, now=time.time(), role=role.value
+            ),
         )
     except SearchError as exc:
         _err(exc.message)
@@ -247,10 +265,12 @@ def list_keys(
 ) -> None:
     """List keys by prefix (never the keys themselves)."""
     settings = _settings(config)
-    table = Table("prefix", "tenant", "name", "created", "revoked")
+    table = Table("prefix", "tenant", "role", "name", "created", "revoked")
     for record in _on_store(settings, lambda store: store.list_keys(tenant)):
         created = time.strftime("%Y-%m-%d %H:%M", time.gmtime(record.created_at))
-        table.add_row(record.prefix, record.tenant, record.name, created, str(record.revoked))
+        table.add_row(
+            record.prefix, record.tenant, record.role, record.name, created, str(record.revoked)
+        )
     Console(soft_wrap=True).print(table)
 
 

@@ -89,9 +89,12 @@ class Service:
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is asking: the tenant whose tasks the request may see."""
+    """Who is asking: the tenant whose tasks and figures the request may see, and
+    whether it is an operator (an `admin` key, or anyone when auth is off), who also
+    sees the whole service's."""
 
     tenant: str
+    admin: bool = False
 
 
 _bearer = HTTPBearer(auto_error=False, description="An API key from `sleuth keys create`.")
@@ -107,10 +110,10 @@ async def identify(svc: Service, presented: str | None) -> Caller:
     """Who is asking: the key's tenant, after its rate limit; the default tenant when
     auth is off."""
     if not svc.auth_required:
-        return Caller(DEFAULT_TENANT)
+        return Caller(DEFAULT_TENANT, admin=True)
     record = await keys.authenticate(svc.store, presented)
     await keys.admit(svc.store, record, svc.settings.serve.rate_limit, time.time())
-    return Caller(record.tenant)
+    return Caller(record.tenant, admin=record.role == "admin")
 
 
 async def caller(

@@ -41,6 +41,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from sleuth import keys
 from sleuth.api import dashboard
 from sleuth.api.mcp import McpEndpoint, build_mcp
+from sleuth.api.parameters import LAST_EVENT_ID_PATTERN, parameter_error
 from sleuth.config import Settings, load_settings
 from sleuth.contract import (
     ErrorInfo,
@@ -258,6 +259,8 @@ def _describe(request: Request, exc: RequestValidationError) -> InvalidRequest:
             error = InvalidRequest.from_details(describe_validation_error(invalid, model))
             return served_include(error, service(request).settings.projection.optional)
     first = errors[0] if errors else {}
+    if first.get("loc", ("",))[0] in ("header", "query", "path"):
+        return parameter_error(first)
     where = ".".join(str(part) for part in first.get("loc", ()) if part != "body") or "request"
     return InvalidRequest(f"{where}: {first.get('msg', 'invalid')}", field=where.split(".")[0])
 
@@ -336,10 +339,17 @@ def _install_routes(app: FastAPI) -> None:
         task_id: str,
         svc: Svc,
         who: Asker,
-        last_event_id: Annotated[str | None, Header()] = None,
+        last_event_id: Annotated[
+            str | None,
+            Header(
+                alias="Last-Event-ID",
+                pattern=LAST_EVENT_ID_PATTERN,
+                description="Resume after this event's seq (ASCII digits, at most 15).",
+            ),
+        ] = None,
     ) -> StreamingResponse:
         """Follow the task: accepted, started, each provider, each stage, done."""
-        after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+        after = int(last_event_id) if last_event_id else 0
         await svc.runner.get(task_id, who.tenant, events=False)  # 404 before the stream
 
         async def stream() -> AsyncIterator[str]:

@@ -1,0 +1,72 @@
+"""Hostile input over HTTP: every bad request is refused in the error contract, naming
+the field, before anything is accepted or read further (issue 16)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_http import QUERY, finished, serving, settings
+
+# --- Last-Event-ID --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "²".encode(),  # a digit to str.isdigit(), not to int()
+        "٣".encode(),  # an Arabic-Indic three: int() reads it, a seq it is not
+        b"9223372036854775808",  # 2**63: past SQLite's integers
+        b"18446744073709551616",  # past Redis's stream ids
+        b"-1",
+        b"3.0",
+    ],
+)
+async def test_a_last_event_id_that_is_not_a_small_ascii_number_is_refused_by_name(
+    tmp_path: Path, value: bytes
+) -> None:
+    async with serving(settings(tmp_path)) as client:
+        task_id = (await client.post("/v1/tasks", json={"query": QUERY})).json()["task_id"]
+        await finished(client, task_id)
+        answer = await client.get(f"/v1/tasks/{task_id}/events", headers={"Last-Event-ID": value})
+    assert answer.status_code == 422
+    error = answer.json()
+    assert (error["code"], error["field"]) == ("invalid_request", "Last-Event-ID")
+    assert "0-9" in error["message"]
+
+
+async def test_the_largest_allowed_last_event_id_ends_the_stream_cleanly(tmp_path: Path) -> None:
+    async with serving(settings(tmp_path)) as client:
+        task_id = (await client.post("/v1/tasks", json={"query": QUERY})).json()["task_id"]
+        await finished(client, task_id)
+        past = await client.get(
+            f"/v1/tasks/{task_id}/events", headers={"Last-Event-ID": "999999999999999"}
+        )
+        empty = await client.get(f"/v1/tasks/{task_id}/events", headers={"Last-Event-ID": ""})
+    assert past.status_code == 200 and past.text == ""  # nothing after it, the task is done
+    assert empty.status_code == 200 and "event: accepted" in empty.text
+
+
+# --- tasks validate as search does -----------------------------------------------------
+
+REFUSED: list[tuple[dict[str, Any], str]] = [
+    ({"query": "\u200b\u200c\u0007\u200d"}, "query"),  # only invisible and control characters
+    ({"query": QUERY, "providers": ["nosuch"]}, "providers"),
+    ({"query": QUERY, "providers": []}, "providers"),
+    ({"query": QUERY, "include": ["price_history"]}, "include"),
+]
+
+
+@pytest.mark.parametrize(("body", "field"), REFUSED)
+async def test_a_task_is_refused_exactly_as_the_search_is(
+    tmp_path: Path, body: dict[str, Any], field: str
+) -> None:
+    async with serving(settings(tmp_path)) as client:
+        searched = await client.post("/v1/search", json=body)
+        submitted = await client.post("/v1/tasks", json=body)
+        pending = (await client.get("/readyz")).json()["pending_tasks"]
+    assert searched.status_code == 422 and searched.json()["field"] == field
+    assert submitted.status_code == 422
+    assert submitted.json() == searched.json()
+    assert pending == 0

@@ -95,6 +95,7 @@ def serve_command(
     import uvicorn
 
     from sleuth.api.http import create_app
+    from sleuth.api.wire_protocol import limited_protocol
 
     settings = _settings(config, replay)
     bind = host or settings.serve.host
@@ -114,7 +115,16 @@ def serve_command(
     if not workers:
         console.print("  tasks    accepted here, run by `sleuth worker` processes", highlight=False)
     app = create_app(settings, bound_host=bind, workers=workers)
-    uvicorn.run(app, host=bind, port=bind_port, log_level="warning", access_log=False)
+    limits = settings.serve.limits
+    uvicorn.run(
+        app,
+        host=bind,
+        port=bind_port,
+        log_level="warning",
+        access_log=False,
+        http=limited_protocol(limits),
+        timeout_keep_alive=limits.keep_alive_s,
+    )
 
 
 def worker_command(

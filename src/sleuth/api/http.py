@@ -40,6 +40,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sleuth import keys
 from sleuth.api import dashboard
+from sleuth.api.body_limits import BodyLimits, Refused
 from sleuth.api.mcp import McpEndpoint, build_mcp
 from sleuth.api.parameters import LAST_EVENT_ID_PATTERN, parameter_error
 from sleuth.config import Settings, load_settings
@@ -138,8 +139,8 @@ Asker = Annotated[Caller, Depends(caller)]
 Svc = Annotated[Service, Depends(service)]
 
 
-def error_response(error: SearchError) -> JSONResponse:
-    headers = {}
+def error_response(error: SearchError, *, close: bool = False) -> JSONResponse:
+    headers = {"Connection": "close"} if close else {}
     if error.retry_after_s is not None:
         headers["Retry-After"] = str(max(1, round(error.retry_after_s)))
     if error.status_hint == 401:
@@ -194,6 +195,7 @@ def create_app(
         version="0.1.0",
         lifespan=lifespan,
     )
+    app.add_middleware(BodyLimits, limits=settings.serve.limits)
     app.add_middleware(_StampArrival)
     _install_error_handlers(app)
     _install_routes(app)
@@ -237,6 +239,8 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if isinstance(exc, Refused):
+            return error_response(exc.error, close=True)
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         info = ErrorInfo(
             code=code, category="non_recoverable", message=f"{request.url.path}: {exc.detail}"

@@ -40,8 +40,7 @@ def base(tmp_path: Path) -> Iterator[str]:
 
 def connect(base: str) -> socket.socket:
     parts = urlsplit(base)
-    sock = socket.create_connection((parts.hostname or "", parts.port or 80), timeout=5)
-    return sock
+    return socket.create_connection((parts.hostname or "", parts.port or 80), timeout=5)
 
 
 def answer(sock: socket.socket) -> tuple[int, dict[str, str], dict[str, Any]]:

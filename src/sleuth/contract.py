@@ -70,7 +70,14 @@ _STRICT = ConfigDict(extra="forbid", frozen=True)
 #: (No \s or \w: their meaning differs between regex engines.)
 _LABEL = "[A-Za-z0-9\u00a1-\ud7ff\ue000-\uffff_-]+"
 #: What a failed pattern means, per field, in words.
-_PATTERN_MEANS = {"domain_filter": "not a domain; expected a host name such as 'python.org'"}
+_PATTERN_MEANS = {
+    "domain_filter": "not a domain; expected a host name such as 'python.org'",
+    "query": "only whitespace; expected 1..400 visible characters",
+    "url": "expected an http(s) URL with a dotted host name, such as 'https://python.org/'",
+}
+#: Earlier turns: how many, and how long each (the rewrite reads no more).
+CONTEXT_MAX_TURNS = 20
+CONTEXT_TURN_MAX_CHARS = 2000
 DOMAIN_PATTERN = f"^ *(?:[Hh][Tt][Tt][Pp][Ss]?://)?{_LABEL}(?:\\.{_LABEL})+\\.?(?:/[^ ]*)? *$"
 
 
@@ -87,6 +94,8 @@ class SearchRequest(BaseModel):
         description="The information need in the user's full original wording (1..400 characters).",
         min_length=1,
         max_length=QUERY_MAX_CHARS,
+        # Said in the schema too: a query of only whitespace is refused.
+        pattern=r"\S",
     )
     max_results: int = Field(
         5, ge=1, le=MAX_RESULTS_LIMIT, description="How many results to return."
@@ -100,9 +109,11 @@ class SearchRequest(BaseModel):
     providers: list[str] | None = Field(
         None, description="Back ends to ask; default: the configured chain."
     )
-    context: list[str] = Field(
+    context: list[Annotated[str, Field(max_length=CONTEXT_TURN_MAX_CHARS)]] = Field(
         default_factory=list,
-        description="Earlier turns, oldest first, used to complete elliptical queries.",
+        max_length=CONTEXT_MAX_TURNS,
+        description="Earlier turns, oldest first, used to complete elliptical queries "
+        f"(at most {CONTEXT_MAX_TURNS} of at most {CONTEXT_TURN_MAX_CHARS} characters each).",
     )
     include: list[IncludeField] = Field(
         default_factory=list,
@@ -145,13 +156,6 @@ class SearchRequest(BaseModel):
                 )
             domains.append(domain)
         return domains
-
-    @field_validator("context")
-    @classmethod
-    def _bounded_context(cls, value: list[str]) -> list[str]:
-        if len(value) > 20 or any(len(turn) > 2000 for turn in value):
-            raise ValueError("at most 20 turns of at most 2000 characters each")
-        return value
 
 
 class ResultItem(BaseModel):

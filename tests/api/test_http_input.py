@@ -70,3 +70,59 @@ async def test_a_task_is_refused_exactly_as_the_search_is(
     assert submitted.status_code == 422
     assert submitted.json() == searched.json()
     assert pending == 0
+
+
+# --- bodies that are not a JSON object -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("content", "content_type", "says"),
+    [
+        (b'{"query": "caf\xe9"}', "application/json", "not UTF-8"),
+        (b"[" * 10_000 + b"]" * 10_000, "application/json", "nested too deep"),
+        (b"what is sleuth", "text/plain", "content-type text/plain"),
+        (b"", "application/json", "empty"),
+        (b"{nope", "application/json", "not valid JSON"),
+        (b'"a string"', "application/json", "not a JSON object"),
+    ],
+)
+async def test_a_body_that_is_not_a_json_object_says_what_to_send(
+    tmp_path: Path, content: bytes, content_type: str, says: str
+) -> None:
+    async with serving(settings(tmp_path)) as client:
+        answer = await client.post(
+            "/v1/search", content=content, headers={"content-type": content_type}
+        )
+    assert answer.status_code == 422
+    error = answer.json()
+    assert (error["code"], error["field"]) == ("invalid_request", "body")
+    assert says in error["message"]
+    assert "send a JSON object with content-type application/json" in error["message"]
+
+
+async def test_a_refused_method_says_which_are_allowed(tmp_path: Path) -> None:
+    async with serving(settings(tmp_path)) as client:
+        answer = await client.request("TRACE", "/v1/search")
+    assert answer.status_code == 405 and answer.json()["code"] == "method_not_allowed"
+    assert answer.headers["allow"] == "POST"
+
+
+async def test_the_openapi_document_says_what_this_deployment_accepts(tmp_path: Path) -> None:
+    async with serving(settings(tmp_path)) as client:
+        document = (await client.get("/openapi.json")).json()
+    request = document["components"]["schemas"]["SearchRequest"]["properties"]
+    providers = request["providers"]["anyOf"][0]
+    assert providers["minItems"] == 1 and "brave" in providers["items"]["enum"]
+    assert "searxng" not in providers["items"]["enum"]  # off by default
+    assert request["query"]["pattern"] == "\\S"
+    assert request["context"]["maxItems"] == 20
+    assert request["context"]["items"]["maxLength"] == 2000
+    feedback = document["components"]["schemas"]["Feedback"]["properties"]["url"]
+    assert feedback["pattern"].startswith("^https?://")
+    events = document["paths"]["/v1/tasks/{task_id}/events"]["get"]["responses"]
+    assert events["200"]["content"]["text/event-stream"]["itemSchema"]["required"] == [
+        "id",
+        "event",
+        "data",
+    ]
+    assert {"408", "413", "503"} <= set(document["paths"]["/v1/search"]["post"]["responses"])

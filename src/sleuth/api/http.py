@@ -42,7 +42,13 @@ from sleuth import keys
 from sleuth.api import dashboard
 from sleuth.api.body_limits import BodyLimits, Refused
 from sleuth.api.mcp import McpEndpoint, build_mcp
-from sleuth.api.parameters import LAST_EVENT_ID_PATTERN, parameter_error
+from sleuth.api.openapi_served import served_openapi
+from sleuth.api.parameters import (
+    LAST_EVENT_ID_PATTERN,
+    body_refusal,
+    parameter_error,
+    unreadable_body,
+)
 from sleuth.config import Settings, load_settings
 from sleuth.contract import (
     ErrorInfo,
@@ -195,6 +201,14 @@ def create_app(
         version="0.1.0",
         lifespan=lifespan,
     )
+    derived = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = served_openapi(derived(), settings)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     app.add_middleware(BodyLimits, limits=settings.serve.limits)
     app.add_middleware(_StampArrival)
     _install_error_handlers(app)
@@ -241,11 +255,17 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if isinstance(exc, Refused):
             return error_response(exc.error, close=True)
+        if exc.status_code == 400 and exc.__cause__ is not None:
+            # FastAPI's "error parsing the body": not UTF-8, or JSON nested too deep.
+            return error_response(unreadable_body(exc.__cause__))
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         info = ErrorInfo(
             code=code, category="non_recoverable", message=f"{request.url.path}: {exc.detail}"
         )
-        return JSONResponse(info.model_dump(mode="json"), status_code=exc.status_code)
+        # A 405 says which methods the route takes (Allow), as RFC 9110 asks.
+        return JSONResponse(
+            info.model_dump(mode="json"), status_code=exc.status_code, headers=exc.headers
+        )
 
 
 def _describe(request: Request, exc: RequestValidationError) -> InvalidRequest:
@@ -253,8 +273,8 @@ def _describe(request: Request, exc: RequestValidationError) -> InvalidRequest:
     and its allowed values (the body is validated again by its model for the words)."""
     errors = exc.errors()
     in_body = [e for e in errors if e.get("loc", ("",))[0] == "body"]
-    if in_body and any(e.get("type") == "json_invalid" for e in in_body):
-        return InvalidRequest("body: not valid JSON; send a JSON object", field="body")
+    if in_body and (refused := body_refusal(in_body, request.headers.get("content-type"))):
+        return refused
     model = _BODIES.get(request.url.path, SearchRequest)
     if in_body and isinstance(exc.body, dict):
         try:

@@ -105,6 +105,9 @@ async def test_a_refused_method_says_which_are_allowed(tmp_path: Path) -> None:
         answer = await client.request("TRACE", "/v1/search")
     assert answer.status_code == 405 and answer.json()["code"] == "method_not_allowed"
     assert answer.headers["allow"] == "POST"
+    async with serving(settings(tmp_path)) as client:
+        task = await client.request("PUT", "/v1/tasks/task_x")
+    assert task.headers["allow"] == "DELETE, GET"
 
 
 async def test_the_openapi_document_says_what_this_deployment_accepts(tmp_path: Path) -> None:
@@ -115,8 +118,10 @@ async def test_the_openapi_document_says_what_this_deployment_accepts(tmp_path: 
     assert providers["minItems"] == 1 and "brave" in providers["items"]["enum"]
     assert "searxng" not in providers["items"]["enum"]  # off by default
     assert request["query"]["pattern"] == "\\S"
-    assert request["context"]["maxItems"] == 20
-    assert request["context"]["items"]["maxLength"] == 2000
+    context = request["context"]["anyOf"]  # null stands for the default, as strict callers send
+    assert context[1] == {"type": "null"}
+    assert context[0]["maxItems"] == 20 and context[0]["items"]["maxLength"] == 2000
+    assert request["include"]["anyOf"][0]["items"]["enum"] == ["url", "published_at"]
     feedback = document["components"]["schemas"]["Feedback"]["properties"]["url"]
     assert feedback["pattern"].startswith("^https?://")
     events = document["paths"]["/v1/tasks/{task_id}/events"]["get"]["responses"]
@@ -126,3 +131,27 @@ async def test_the_openapi_document_says_what_this_deployment_accepts(tmp_path: 
         "data",
     ]
     assert {"408", "413", "503"} <= set(document["paths"]["/v1/search"]["post"]["responses"])
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"query": QUERY, "no_cache": 0}, "no_cache"),
+        ({"query": QUERY, "max_results": "5"}, "max_results"),
+        ({"query": QUERY, "max_results": 5.5}, "max_results"),
+    ],
+)
+async def test_json_types_are_held_as_the_schema_says(
+    tmp_path: Path, body: dict[str, Any], field: str
+) -> None:
+    async with serving(settings(tmp_path)) as client:
+        searched = await client.post("/v1/search", json=body)
+        submitted = await client.post("/v1/tasks", json=body)
+        document = (await client.get("/openapi.json")).json()
+    assert searched.status_code == submitted.status_code == 422
+    assert searched.json()["field"] == submitted.json()["field"] == field
+    async with serving(settings(tmp_path)) as client:  # an integer to JSON Schema
+        integral = await client.post("/v1/search", json={"query": QUERY, "max_results": 5.0})
+    assert integral.status_code == 200
+    schema = document["paths"]["/v1/search"]["post"]["requestBody"]["content"]
+    assert schema["application/json"]["schema"] == {"$ref": "#/components/schemas/SearchRequest"}

@@ -35,7 +35,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Route
+from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sleuth import keys
@@ -59,7 +59,7 @@ from sleuth.contract import (
 )
 from sleuth.errors import InvalidRequest, SearchError, SearchTimeout
 from sleuth.feedback import Feedback
-from sleuth.gateway import Sleuth
+from sleuth.gateway import Sleuth, parse_request
 from sleuth.observe import call_context
 from sleuth.stages.project import served_include
 from sleuth.store import Store, open_store
@@ -141,7 +141,29 @@ async def mcp_tenant(request: Request) -> str:
     return (await identify(service(request), presented)).tenant
 
 
+async def strict_search(request: Request, body: SearchRequest) -> SearchRequest:
+    """The search body held to its JSON Schema's types, as the OpenAPI document says
+    (`"5"`, `0` or `"yes"` for an integer or a boolean are refused by name); FastAPI's
+    own reading coerces them. `5.0` is an integer to JSON Schema, so it is one here."""
+    data = await request.json()
+    if isinstance(data, dict):
+        data = {
+            name: int(value)
+            if isinstance(value, float)
+            and value.is_integer()
+            and name in SearchRequest.model_fields
+            and SearchRequest.model_fields[name].annotation is int
+            else value
+            for name, value in data.items()
+        }
+    try:
+        return parse_request(data, strict=True)
+    except InvalidRequest as exc:
+        raise served_include(exc, service(request).settings.projection.optional) from None
+
+
 Asker = Annotated[Caller, Depends(caller)]
+Searched = Annotated[SearchRequest, Depends(strict_search)]
 Svc = Annotated[Service, Depends(service)]
 
 
@@ -262,10 +284,22 @@ def _install_error_handlers(app: FastAPI) -> None:
         info = ErrorInfo(
             code=code, category="non_recoverable", message=f"{request.url.path}: {exc.detail}"
         )
-        # A 405 says which methods the route takes (Allow), as RFC 9110 asks.
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:  # every method the path takes, as RFC 9110 asks
+            headers["Allow"] = ", ".join(allowed_methods(app, request.scope))
         return JSONResponse(
-            info.model_dump(mode="json"), status_code=exc.status_code, headers=exc.headers
+            info.model_dump(mode="json"), status_code=exc.status_code, headers=headers
         )
+
+
+def allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
+    """The methods the routes at the request's path take (one route per method here)."""
+    methods: set[str] = set()
+    for route in app.router.routes:
+        match, _ = route.matches(scope)
+        if match is not Match.NONE:
+            methods.update(getattr(route, "methods", None) or ())
+    return sorted(methods)
 
 
 def _describe(request: Request, exc: RequestValidationError) -> InvalidRequest:
@@ -300,7 +334,7 @@ def _install_routes(app: FastAPI) -> None:
         responses={**_ERRORS, 504: {"model": ErrorInfo, "description": "Took too long."}},
         tags=["search"],
     )
-    async def search(body: SearchRequest, svc: Svc, who: Asker, request: Request) -> JSONResponse:
+    async def search(body: Searched, svc: Svc, who: Asker, request: Request) -> JSONResponse:
         """Run one search and answer with the projected, cited result."""
         timeout = svc.settings.serve.search_timeout_s + svc.settings.deadline_s
         arrived: float | None = getattr(request.state, "arrived", None)
@@ -322,7 +356,7 @@ def _install_routes(app: FastAPI) -> None:
         tags=["tasks"],
     )
     async def submit(
-        body: SearchRequest,
+        body: Searched,
         svc: Svc,
         who: Asker,
         response: Response,

@@ -4,11 +4,18 @@ models cannot say it.
 
 - `providers`: the enabled back ends' names, at least one (an unknown, disabled or
   empty list is refused with 422).
-- `include`: the fields this deployment serves (`projection.always` and
-  `projection.optional`), not every field the contract knows.
+- `include`: the fields this deployment serves (`projection.optional`, and any
+  `projection.always` field the contract lets a request name), not every field the
+  contract knows.
+- `domain_filter` only with a provider that returns web pages: a request naming only
+  the knowledge base (`local`) may not filter by domain (`sleuth.stages.scope`).
+- A `SearchRequest` field with a default also takes `null` for that default (as
+  strict-mode tool callers send it).
+- Headers are strings: FastAPI's `null` branch of an optional header is dropped.
 - The events stream: each server-sent event's `id`, `event` and `data` (the
   `TaskEvent` as JSON), as OpenAPI 3.2's `itemSchema` says it.
-- 408, 413 and 503 on every operation: the wire limits (`sleuth.api.body_limits`,
+- 401 and 429 on every operation that needs a key (the key check and its rate
+  limit answer them), 408, 413 and 503 on every operation: the wire limits (`sleuth.api.body_limits`,
   `sleuth.api.wire_protocol`) answer them anywhere.
 
 What JSON Schema cannot say stays in words in the description: the guard refuses a
@@ -19,10 +26,11 @@ and one the content policy blocks.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, get_args
 
+from sleuth import providers as registry
 from sleuth.config import Settings
-from sleuth.contract import ErrorInfo
+from sleuth.contract import ErrorInfo, IncludeField
 
 __all__ = ["served_openapi"]
 
@@ -31,6 +39,10 @@ _WIRE = {
     "408": "The headers or the body came too slowly (serve.limits).",
     "413": "The body is larger than serve.limits.max_body_bytes.",
     "503": "serve.limits.max_connections are open and none is slow; see Retry-After.",
+}
+_KEYED = {
+    "401": "An API key is needed and none or a bad one came.",
+    "429": "The key's rate limit is reached; see Retry-After.",
 }
 _QUERY_WORDS = (
     " Refused with 422 (field `query`) when nothing searchable remains after the guard "
@@ -51,21 +63,69 @@ def served_openapi(document: dict[str, Any], settings: Settings) -> dict[str, An
         "minItems": 1,
     }
     projection = settings.projection
-    request["include"]["items"]["enum"] = list(
-        dict.fromkeys([*projection.always, *projection.optional])
-    )
+    nameable = get_args(IncludeField)
+    request["include"]["items"]["enum"] = [
+        name
+        for name in dict.fromkeys([*projection.optional, *projection.always])
+        if name in nameable
+    ]
     request["query"]["description"] += _QUERY_WORDS
+    required = set(schemas["SearchRequest"].get("required", ()))
+    for name, prop in request.items():
+        if name not in required:
+            request[name] = _nullable(prop)
+    local = [name for name in enabled if not registry.get(name).info.remote]
+    if local:
+        schemas["SearchRequest"].update(_no_domain_filter_over(local))
     schemas.setdefault("ErrorInfo", ErrorInfo.model_json_schema())
     for path, operations in served["paths"].items():
         for operation in operations.values():
+            for parameter in operation.get("parameters", ()):
+                if parameter.get("in") == "header":
+                    parameter["schema"] = _not_null(parameter["schema"])
             responses = operation.setdefault("responses", {})
-            for status, what in _WIRE.items():
+            wire = {**_WIRE, **(_KEYED if operation.get("security") else {})}
+            for status, what in wire.items():
                 responses.setdefault(status, {"description": what, "content": _ERROR})
             if path.endswith("/events"):
                 stream = responses["200"]["content"]["text/event-stream"]
                 stream.pop("schema", None)
                 stream["itemSchema"] = _event_schema()
     return served
+
+
+_META = ("title", "description", "default")
+
+
+def _nullable(prop: dict[str, Any]) -> dict[str, Any]:
+    if any(branch.get("type") == "null" for branch in prop.get("anyOf", ())):
+        return prop
+    meta = {key: prop[key] for key in _META if key in prop}
+    shape = {key: value for key, value in prop.items() if key not in _META}
+    return {"anyOf": [shape, {"type": "null"}], **meta}
+
+
+def _no_domain_filter_over(local: list[str]) -> dict[str, Any]:
+    """A request whose providers are all of `local` (no web pages) names no domains."""
+    return {
+        "if": {
+            "properties": {"providers": {"type": "array", "items": {"enum": local}}},
+            "required": ["providers"],
+        },
+        "then": {
+            "properties": {
+                "domain_filter": {"anyOf": [{"type": "array", "maxItems": 0}, {"type": "null"}]}
+            }
+        },
+    }
+
+
+def _not_null(schema: dict[str, Any]) -> dict[str, Any]:
+    branches = [b for b in schema.get("anyOf", ()) if b.get("type") != "null"]
+    if "anyOf" not in schema or len(branches) != 1:
+        return schema
+    rest = {key: value for key, value in schema.items() if key != "anyOf"}
+    return {**branches[0], **rest}
 
 
 def _event_schema() -> dict[str, Any]:

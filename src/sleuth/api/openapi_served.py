@@ -15,8 +15,8 @@ models cannot say it.
 - The events stream: each server-sent event's `id`, `event` and `data` (the
   `TaskEvent` as JSON), as OpenAPI 3.2's `itemSchema` says it.
 - 401 and 429 on every operation that needs a key (the key check and its rate
-  limit answer them), 408, 413 and 503 on every operation: the wire limits (`sleuth.api.body_limits`,
-  `sleuth.api.wire_protocol`) answer them anywhere.
+  limit answer them); 408, 413 and 503 on every operation, which the wire limits
+  (`sleuth.api.body_limits`, `sleuth.api.wire_protocol`) answer anywhere.
 
 What JSON Schema cannot say stays in words in the description: the guard refuses a
 query with nothing searchable in it (only punctuation, invisible characters or markup)

@@ -358,6 +358,36 @@ async def test_a_name_resolving_inside_is_refused(
     assert httpserver.log == []
 
 
+@pytest.mark.parametrize("host", ["012.0.0.1", "0127.0.0.1", "1.2.3.04"])
+async def test_an_ambiguous_address_spelling_is_an_egress_refusal(
+    tmp_path: Path, host: str
+) -> None:
+    # A leading zero reads as octal to some resolvers (012 = 10): neither an address to
+    # connect to nor an unexpected error that weighs toward the breaker.
+    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite", egress=policy())
+    with pytest.raises(EgressDenied) as refused:
+        await transport.send("searxng", "q", HttpRequest("GET", f"http://{host}/search"), 2)
+    await transport.aclose()
+    assert refused.value.provider == "searxng" and refused.value.category == "non_recoverable"
+    assert host in refused.value.message
+
+
+@pytest.mark.parametrize("target", ["file:///etc/passwd", "gopher://127.0.0.1:70/x"])
+async def test_a_redirect_to_another_scheme_is_an_egress_refusal(
+    httpserver: HTTPServer, tmp_path: Path, target: str
+) -> None:
+    httpserver.expect_request("/search").respond_with_data(
+        "", status=302, headers={"Location": target}
+    )
+    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite", egress=policy("127.0.0.1/32"))
+    with pytest.raises(EgressDenied) as refused:
+        await transport.send(
+            "searxng", "q", HttpRequest("GET", loopback_url(httpserver, "/search")), 2
+        )
+    await transport.aclose()
+    assert refused.value.code == "egress_denied" and "http or https" in refused.value.message
+
+
 async def test_a_redirect_inside_the_network_is_refused(
     httpserver: HTTPServer, tmp_path: Path
 ) -> None:

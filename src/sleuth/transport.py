@@ -202,12 +202,25 @@ class HttpTransport:
             raise ProviderUnavailable(
                 f"egress proxy refused or failed the call to {provider}: {exc}", provider=provider
             ) from exc
+        except httpx.UnsupportedProtocol as exc:  # a redirect to file:, gopher:, ...
+            raise EgressDenied(
+                f"egress refused: {provider} was sent to a URL that is not http or https ({exc})",
+                provider=provider,
+            ) from exc
         except httpx.TransportError as exc:
             raise ProviderUnavailable(
                 f"cannot reach {provider}: {type(exc).__name__}: {exc}", provider=provider
             ) from exc
         except EgressDenied as exc:  # raised below httpx, which knows no provider
             raise EgressDenied(exc.message, provider=provider) from None
+        except httpx.InvalidURL as exc:
+            # "012.0.0.1": a leading zero reads as octal to some resolvers. Neither an
+            # address to connect to nor a fault of the back end: an egress refusal.
+            raise EgressDenied(
+                f"egress refused: {provider}'s URL is not a valid http(s) URL ({exc}); "
+                "write addresses without leading zeros",
+                provider=provider,
+            ) from exc
         headers = {key.lower(): value for key, value in response.headers.items()}
         body = decode_body(content, headers.get("content-type", ""))
         return RawResponse(response.status_code, headers, body)

@@ -3,6 +3,7 @@ the field, before anything is accepted or read further (issue 16)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -155,3 +156,15 @@ async def test_json_types_are_held_as_the_schema_says(
     assert integral.status_code == 200
     schema = document["paths"]["/v1/search"]["post"]["requestBody"]["content"]
     assert schema["application/json"]["schema"] == {"$ref": "#/components/schemas/SearchRequest"}
+
+
+async def test_the_api_docs_load_nothing_from_elsewhere(tmp_path: Path) -> None:
+    async with serving(settings(tmp_path)) as client:
+        page = await client.get("/docs")
+        assets = re.findall(r"""(?:src|href)=["']?([^"' >]+)""", page.text)
+        answers = {url: await client.get(url) for url in assets}
+    assert page.status_code == 200 and "swagger" in page.text.lower()
+    assert assets and all(url.startswith("/") for url in assets), assets
+    assert "//" not in " ".join(assets)
+    script = next(url for url in assets if url.endswith(".js"))
+    assert answers[script].status_code == 200 and "SwaggerUIBundle" in answers[script].text

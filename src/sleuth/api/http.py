@@ -33,6 +33,7 @@ from fastapi import Depends, FastAPI, Header, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match, Route
@@ -217,7 +218,9 @@ def create_app(
             yield
 
     mcp = McpEndpoint(host=host, authenticate=mcp_tenant)
-    app = FastAPI(
+    # FastAPIOffline: /docs and /redoc load Swagger UI and ReDoc from the package's own
+    # copies (under /static-offline-docs), not from a CDN, so they work offline.
+    app = FastAPIOffline(
         title="sleuth",
         summary="Search for AI agents: many back ends, one strict contract, cited results.",
         version="0.1.0",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -77,7 +78,8 @@ def serve_command(
         str | None, typer.Option("--host", help="Address to bind (default: serve.host).")
     ] = None,
     port: Annotated[
-        int | None, typer.Option("--port", help="Port to bind (default: serve.port).")
+        int | None,
+        typer.Option("--port", min=1, max=65535, help="Port to bind (default: serve.port)."),
     ] = None,
     config: ConfigOption = None,
     replay: Annotated[
@@ -104,6 +106,14 @@ def serve_command(
         _err(f"serve.auth is off, which is refused on {bind}: bind to 127.0.0.1 or turn auth on")
         raise typer.Exit(1)
     auth = "on" if settings.serve.auth_required(bind) else "off (loopback only)"
+    # Bound before the banner, so that the banner names the port really listened on
+    # and a port in use is said plainly instead of after it.
+    try:
+        listening = socket.create_server((bind, bind_port))
+    except OSError as exc:
+        _err(f"cannot listen on {bind}:{bind_port}: {exc.strerror or exc}")
+        raise typer.Exit(1) from None
+    bind_port = listening.getsockname()[1]
     base = f"http://{bind}:{bind_port}"
     console = Console(soft_wrap=True)
     console.print(f"sleuth serving on [bold]{base}[/]  (API keys: {auth})", highlight=False)
@@ -116,15 +126,15 @@ def serve_command(
         console.print("  tasks    accepted here, run by `sleuth worker` processes", highlight=False)
     app = create_app(settings, bound_host=bind, workers=workers)
     limits = settings.serve.limits
-    uvicorn.run(
+    served = uvicorn.Config(
         app,
-        host=bind,
-        port=bind_port,
         log_level="warning",
         access_log=False,
         http=limited_protocol(limits),
         timeout_keep_alive=limits.keep_alive_s,
     )
+    with listening:
+        uvicorn.Server(served).run(sockets=[listening])
 
 
 def worker_command(

@@ -81,6 +81,14 @@ CONTEXT_TURN_MAX_CHARS = 2000
 DOMAIN_PATTERN = f"^ *(?:[Hh][Tt][Tt][Pp][Ss]?://)?{_LABEL}(?:\\.{_LABEL})+\\.?(?:/[^ ]*)? *$"
 
 
+def _prose_only(schema: dict[str, Any]) -> None:
+    """The model's description without its docstring's runnable examples: an agent
+    reading the schema wants the words, not a Python session."""
+    description = str(schema.get("description", ""))
+    if ">>>" in description:
+        schema["description"] = description.split(">>>", 1)[0].strip()
+
+
 class SearchRequest(BaseModel):
     """One search, as an agent asks for it.
 
@@ -88,7 +96,9 @@ class SearchRequest(BaseModel):
     5
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, title="SearchRequest")
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, title="SearchRequest", json_schema_extra=_prose_only
+    )
 
     query: str = Field(
         description="The information need in the user's full original wording (1..400 characters).",

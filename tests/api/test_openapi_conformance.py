@@ -76,8 +76,11 @@ EXCLUDED = {
 }
 
 
-def schemathesis_run(base: str, *headers: str, examples: int) -> subprocess.CompletedProcess[str]:
-    """`st run --checks all --mode all` against `base`, positive and negative data."""
+def schemathesis_run(
+    base: str, *headers: str, examples: int, folder: Path
+) -> subprocess.CompletedProcess[str]:
+    """`st run --checks all --mode all` against `base`, positive and negative data, run
+    in `folder` (where Schemathesis keeps its cache)."""
     command = [str(Path(sys.executable).with_name("st")), "run", f"{base}/openapi.json"]
     command += ["--checks", "all", "--exclude-checks", ",".join(EXCLUDED), "--mode", "all"]
     command += ["--max-examples", str(examples), "--seed", SEED, "--workers", "1"]
@@ -87,7 +90,7 @@ def schemathesis_run(base: str, *headers: str, examples: int) -> subprocess.Comp
     env = {**os.environ, "SCHEMATHESIS_HOOKS": "schemathesis_hooks"}
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env.get("PYTHONPATH", "")])
     return subprocess.run(  # noqa: S603 - our own interpreter's tool and arguments
-        command, capture_output=True, text=True, env=env, timeout=600, check=False
+        command, capture_output=True, text=True, env=env, timeout=600, check=False, cwd=folder
     )
 
 
@@ -96,17 +99,19 @@ SEED = os.environ.get("SLEUTH_SCHEMATHESIS_SEED", "16")
 
 
 def test_schemathesis_checks_all_with_a_key_positive_and_negative(
-    live_schema: tuple[str, str],
+    live_schema: tuple[str, str], tmp_path: Path
 ) -> None:
     base, key = live_schema
-    run = schemathesis_run(base, f"Authorization: Bearer {key}", examples=30)
+    run = schemathesis_run(base, f"Authorization: Bearer {key}", examples=30, folder=tmp_path)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
     assert "Selected: 9/9" in run.stdout and "Tested: 9" in run.stdout
     assert "✅ Stateful" in run.stdout  # the task lifecycle ran too
 
 
-def test_schemathesis_checks_all_without_a_key(live_schema: tuple[str, str]) -> None:
+def test_schemathesis_checks_all_without_a_key(
+    live_schema: tuple[str, str], tmp_path: Path
+) -> None:
     base, _ = live_schema
-    run = schemathesis_run(base, examples=10)
+    run = schemathesis_run(base, examples=10, folder=tmp_path)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-2000:]
     assert "Tested: 9" in run.stdout

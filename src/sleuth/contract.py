@@ -75,6 +75,11 @@ _PATTERN_MEANS = {
     "query": "only whitespace; expected 1..400 visible characters",
     "url": "expected an http(s) URL with a dotted host name, such as 'https://python.org/'",
 }
+#: Some character that is not whitespace as `str.strip` sees it, spelled out: regex
+#: engines (pydantic's, Python's, ECMAScript's, Hypothesis's) disagree on `\S`.
+NOT_ONLY_WHITESPACE = (
+    "[^\\t-\\r\\x1c- \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+)
 #: Earlier turns: how many, and how long each (the rewrite reads no more).
 CONTEXT_MAX_TURNS = 20
 CONTEXT_TURN_MAX_CHARS = 2000
@@ -105,7 +110,7 @@ class SearchRequest(BaseModel):
         min_length=1,
         max_length=QUERY_MAX_CHARS,
         # Said in the schema too: a query of only whitespace is refused.
-        pattern=r"\S",
+        pattern=NOT_ONLY_WHITESPACE,
     )
     max_results: int = Field(
         5, ge=1, le=MAX_RESULTS_LIMIT, description="How many results to return."

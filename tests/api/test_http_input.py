@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from test_http import QUERY, finished, serving, settings
 
+from sleuth.contract import NOT_ONLY_WHITESPACE
+
 # --- Last-Event-ID --------------------------------------------------------------------
 
 
@@ -118,7 +120,7 @@ async def test_the_openapi_document_says_what_this_deployment_accepts(tmp_path: 
     providers = request["providers"]["anyOf"][0]
     assert providers["minItems"] == 1 and "brave" in providers["items"]["enum"]
     assert "searxng" not in providers["items"]["enum"]  # off by default
-    assert request["query"]["pattern"] == "\\S"
+    assert request["query"]["pattern"] == NOT_ONLY_WHITESPACE
     context = request["context"]["anyOf"]  # null stands for the default, as strict callers send
     assert context[1] == {"type": "null"}
     assert context[0]["maxItems"] == 20 and context[0]["items"]["maxLength"] == 2000

@@ -94,8 +94,8 @@ def schemathesis_run(
     )
 
 
-#: A fixed seed keeps CI repeatable; set SLEUTH_SCHEMATHESIS_SEED to explore others.
-SEED = os.environ.get("SLEUTH_SCHEMATHESIS_SEED", "16")
+#: A fixed seed keeps CI repeatable; set SCHEMATHESIS_SEED_SLEUTH to explore others.
+SEED = os.environ.get("SCHEMATHESIS_SEED_SLEUTH", "16")
 
 
 def test_schemathesis_checks_all_with_a_key_positive_and_negative(

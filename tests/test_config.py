@@ -87,8 +87,45 @@ def test_overrides_are_validated_and_win_over_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("SLEUTH_DEADLINE_S", "9")
+    (tmp_path / "c.jsonl").write_text("", encoding="utf-8")
     settings = load_settings(None, replay=str(tmp_path / "c.jsonl"), deadline_s="4")
     assert settings.replay == tmp_path / "c.jsonl"
     assert settings.deadline_s == 4.0
     with pytest.raises(ConfigError, match="deadline_s"):
         load_settings(None, deadline_s=0)
+
+
+def test_an_unknown_key_gets_the_allowed_keys_and_the_nearest(tmp_path: Path) -> None:
+    config = tmp_path / "sleuth.yaml"
+    config.write_text("deadlin_s: 3\nproviders: {brave: {enabld: false}}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as refused:
+        load_settings(config)
+    message = refused.value.message
+    assert "deadlin_s: unknown key (did you mean 'deadline_s'?)" in message
+    assert "providers.brave.enabld: unknown key (did you mean 'enabled'?)" in message
+    assert "allowed here: enabled, base_url, api_key_env, timeout_s, options" in message
+
+
+def test_a_misspelt_environment_variable_is_warned_about(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv("SLEUTH_DEADLIN_S", "3")
+    monkeypatch.setenv("SLEUTH_SERVE__PORT", "9000")  # a real one: no warning
+    with caplog.at_level("WARNING", logger="sleuth.config"):
+        settings = load_settings()
+    assert settings.serve.port == 9000
+    (warned,) = [r.getMessage() for r in caplog.records if r.name == "sleuth.config"]
+    assert warned == (
+        "SLEUTH_DEADLIN_S is not a sleuth setting and is ignored; did you mean SLEUTH_DEADLINE_S?"
+    )
+
+
+@pytest.mark.parametrize("content", [None, "not json\n"])
+def test_a_missing_or_broken_replay_cassette_is_a_config_error(
+    tmp_path: Path, content: str | None
+) -> None:
+    cassette = tmp_path / "cassette.jsonl"
+    if content is not None:
+        cassette.write_text(content, encoding="utf-8")
+    with pytest.raises(ConfigError, match="cassette"):
+        load_settings(replay=cassette)

@@ -1,9 +1,11 @@
 """The request contract: what is accepted, what is refused, and how refusals read."""
 
+import json
+
 import pytest
 from pydantic import ValidationError
 
-from sleuth.contract import SearchRequest, SearchResponse, describe_validation_error
+from sleuth.contract import SCHEMAS, SearchRequest, SearchResponse, describe_validation_error
 from sleuth.errors import InvalidRequest
 from sleuth.gateway import parse_request
 
@@ -120,3 +122,11 @@ def test_output_schema_lists_the_contract_fields() -> None:
     ):
         assert name in schema["properties"]
     assert schema["$defs"]["ErrorInfo"]["title"] == "SearchError"
+
+
+def test_the_schemas_agents_read_carry_words_not_python_sessions() -> None:
+    for model in SCHEMAS.values():
+        schema = json.dumps(model.model_json_schema(), ensure_ascii=False)
+        assert ">>>" not in schema
+    described = SearchRequest.model_json_schema()["description"]
+    assert described == "One search, as an agent asks for it."

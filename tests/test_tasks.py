@@ -154,6 +154,27 @@ async def test_bad_input_is_refused_at_submit_naming_the_field(
     assert await store.count_tasks("pending") == 0
 
 
+@pytest.mark.parametrize(
+    ("request_", "field"),
+    [
+        ({"query": "\u200b\u0007\u200d"}, "query"),
+        ({"query": "x", "providers": ["nosuch"]}, "providers"),
+        ({"query": "x", "providers": []}, "providers"),
+    ],
+)
+async def test_what_search_refuses_is_refused_at_submit(
+    sleuth: Sleuth, store: MemoryStore, request_: dict[str, Any], field: str
+) -> None:
+    runner = TaskRunner(sleuth, store, FAST)
+    with pytest.raises(InvalidRequest) as refused_search:
+        await sleuth.search(request_)
+    with pytest.raises(InvalidRequest) as refused_task:
+        await runner.submit(request_)
+    assert refused_task.value.field == refused_search.value.field == field
+    assert refused_task.value.message == refused_search.value.message
+    assert await store.count_tasks("pending") == 0
+
+
 async def test_another_tenants_task_is_not_found(sleuth: Sleuth, store: MemoryStore) -> None:
     runner = TaskRunner(sleuth, store, FAST)
     task, _ = await runner.submit({"query": "rust"}, tenant="acme")

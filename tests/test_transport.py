@@ -154,6 +154,43 @@ async def test_recording_writes_replayable_lines_without_secrets(
     assert replayed.body == {"n": 1}
 
 
+def echo_request(request: Request) -> Response:
+    """A back end that quotes the request in its error body, as some do."""
+    echoed = {
+        "headers": dict(request.headers),
+        "args": request.args,
+        "body": request.get_data(as_text=True),
+    }
+    body = json.dumps({"error": "bad key", "request": echoed})
+    return Response(body, 401, content_type="application/json")
+
+
+@pytest.mark.parametrize(
+    ("where", "secret"),
+    [
+        ("headers", {"X-Subscription-Token": "brv9f2c71d0e4a8b5c3"}),
+        ("params", {"api_key": "serp4d1e8a9b7c2f6e03"}),
+        ("json", {"api_key": "tav0c3b9e7d2a5f8143"}),
+    ],
+)
+async def test_recording_redacts_a_key_the_back_end_echoes(
+    httpserver: HTTPServer, tmp_path: Path, where: str, secret: dict[str, str]
+) -> None:
+    httpserver.expect_request("/s").respond_with_handler(echo_request)
+    cassette = tmp_path / "rec.jsonl"
+    recorder = RecordingTransport(HttpTransport(kb_path=tmp_path / "kb.sqlite"), cassette)
+    method = "POST" if where == "json" else "GET"
+    request = HttpRequest(method, httpserver.url_for("/s"), **{where: secret})  # type: ignore[arg-type]
+    answered = await recorder.send("brave", "q", request, 2)
+    await recorder.aclose()
+    (value,) = secret.values()
+    assert value in json.dumps(answered.body), "the back end did echo the key"
+    line = cassette.read_text(encoding="utf-8")
+    assert value not in line
+    assert "[REDACTED]" in line
+    assert json.loads(line)["status"] == 401
+
+
 # --- ddgs: DuckDuckGo through its library, behind the same error mapping ----------------
 
 DDG_REQUEST = HttpRequest(
@@ -319,6 +356,36 @@ async def test_a_name_resolving_inside_is_refused(
         await transport.send("searxng", "q", request, 2)
     await transport.aclose()
     assert httpserver.log == []
+
+
+@pytest.mark.parametrize("host", ["012.0.0.1", "0127.0.0.1", "1.2.3.04"])
+async def test_an_ambiguous_address_spelling_is_an_egress_refusal(
+    tmp_path: Path, host: str
+) -> None:
+    # A leading zero reads as octal to some resolvers (012 = 10): neither an address to
+    # connect to nor an unexpected error that weighs toward the breaker.
+    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite", egress=policy())
+    with pytest.raises(EgressDenied) as refused:
+        await transport.send("searxng", "q", HttpRequest("GET", f"http://{host}/search"), 2)
+    await transport.aclose()
+    assert refused.value.provider == "searxng" and refused.value.category == "non_recoverable"
+    assert host in refused.value.message
+
+
+@pytest.mark.parametrize("target", ["file:///etc/passwd", "gopher://127.0.0.1:70/x"])
+async def test_a_redirect_to_another_scheme_is_an_egress_refusal(
+    httpserver: HTTPServer, tmp_path: Path, target: str
+) -> None:
+    httpserver.expect_request("/search").respond_with_data(
+        "", status=302, headers={"Location": target}
+    )
+    transport = HttpTransport(kb_path=tmp_path / "kb.sqlite", egress=policy("127.0.0.1/32"))
+    with pytest.raises(EgressDenied) as refused:
+        await transport.send(
+            "searxng", "q", HttpRequest("GET", loopback_url(httpserver, "/search")), 2
+        )
+    await transport.aclose()
+    assert refused.value.code == "egress_denied" and "http or https" in refused.value.message
 
 
 async def test_a_redirect_inside_the_network_is_refused(

@@ -13,9 +13,12 @@ of the stage that uses it; `docs/sleuth.example.yaml` lists them all.
 
 from __future__ import annotations
 
+import difflib
+import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -25,6 +28,7 @@ from sleuth.egress import EgressSettings
 from sleuth.errors import ConfigError
 from sleuth.extract.settings import ExtractSettings
 from sleuth.observe import ObserveSettings
+from sleuth.redaction import secret_name
 from sleuth.resilience.breaker import BreakerSettings
 from sleuth.resilience.hedge import HedgeSettings
 from sleuth.resilience.ladder import LadderSettings
@@ -49,7 +53,10 @@ from sleuth.stages.summarize import SummarySettings
 from sleuth.stages.trust import TrustSettings
 from sleuth.stages.verify import ConfidenceSettings
 from sleuth.store import CacheSettings, StoreSettings
+from sleuth.transport import read_cassette
 from sleuth.yaml_file import read_yaml
+
+log = logging.getLogger(__name__)
 
 
 def default_data_dir() -> Path:
@@ -201,6 +208,14 @@ class Settings(BaseSettings):
     serve: ServeSettings = Field(default_factory=ServeSettings)
     observe: ObserveSettings = Field(default_factory=ObserveSettings)
 
+    def secret_env(self) -> list[str]:
+        """The environment variables holding this configuration's keys (providers' and
+        the model summary's), whose values nothing sleuth writes may contain."""
+        names = [conf.api_key_env for conf in self.providers.values() if conf.api_key_env]
+        if self.llm_summary.api_key_env:
+            names.append(self.llm_summary.api_key_env)
+        return names
+
     @field_validator("providers", mode="before")
     @classmethod
     def _over_defaults(cls, value: Any) -> Any:
@@ -257,6 +272,75 @@ def _validated(overrides: dict[str, Any]) -> dict[str, Any]:
     return checked
 
 
+#: Environment variables with the prefix that are not settings but are read by name.
+_ENV_NOT_SETTINGS = frozenset({"SLEUTH_CONFIG"})
+
+
+def unknown_environment(environ: Mapping[str, str]) -> list[str]:
+    """The `SLEUTH_*` variables that name no setting (`SLEUTH_DEADLIN_S`), which the
+    settings would silently ignore. Variables holding a secret (`*_KEY`, `*_TOKEN`)
+    are left alone: a configuration may name one in `api_key_env`.
+
+    >>> unknown_environment({"SLEUTH_DEADLIN_S": "3", "SLEUTH_DEADLINE_S": "3", "HOME": "/"})
+    ['SLEUTH_DEADLIN_S']
+    """
+    found = []
+    for name in sorted(environ):
+        if not name.startswith("SLEUTH_") or name in _ENV_NOT_SETTINGS:
+            continue
+        head = name.removeprefix("SLEUTH_").split("__", 1)[0].lower()
+        if head not in Settings.model_fields and not secret_name(name):
+            found.append(name)
+    return found
+
+
+def _env_hint(name: str) -> str:
+    head = name.removeprefix("SLEUTH_").split("__", 1)[0].lower()
+    close = difflib.get_close_matches(head, list(Settings.model_fields), n=1)
+    return f"; did you mean SLEUTH_{close[0].upper()}?" if close else ""
+
+
+def _problem(error: Any) -> str:
+    """One validation error of the settings, naming the place; an unknown key also gets
+    the allowed keys there and the nearest one."""
+    loc = tuple(str(part) for part in error["loc"])
+    where = ".".join(loc)
+    if error["type"] != "extra_forbidden":
+        return f"{where}: {error['msg']}"
+    allowed = _keys_at(loc[:-1])
+    close = difflib.get_close_matches(loc[-1], allowed, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"{where}: unknown key{hint}; allowed here: {', '.join(allowed)}"
+
+
+def _keys_at(path: tuple[str, ...]) -> list[str]:
+    """The keys the settings allow under `path` (a dict's keys, such as a provider's
+    name, are free)."""
+    model: Any = Settings
+    free_key = False
+    for part in path:
+        if free_key:
+            free_key = False
+            continue
+        field = model.model_fields.get(part) if model is not None else None
+        if field is None:
+            return []
+        free_key = get_origin(field.annotation) is dict
+        model = _model_in(field.annotation)
+    return list(model.model_fields) if model is not None and not free_key else []
+
+
+def _model_in(annotation: Any) -> Any:
+    """The settings model an annotation holds: itself, a dict's values, a union's one."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
 def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
     """Read the settings; `overrides` (e.g. replay=...) win over file and environment."""
     source = config_path(path)
@@ -272,10 +356,14 @@ def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
             settings = settings.model_copy(update=_validated(overrides))
     except ValidationError as exc:
         where = f"config {source}" if source else "settings"
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
-        )
+        problems = "; ".join(_problem(err) for err in exc.errors())
         raise ConfigError(f"{where} is invalid: {problems}") from exc
+    for name in unknown_environment(os.environ):
+        log.warning("%s is not a sleuth setting and is ignored%s", name, _env_hint(name))
+    if settings.replay is not None:
+        # A missing or broken cassette is the configuration's fault, said once here, not
+        # as every provider's failure in an answer that exits 0.
+        read_cassette(settings.replay)
     for key, names in (("chain", settings.chain), ("backups", settings.backups)):
         unknown = [name for name in names if name not in settings.providers]
         if unknown:

@@ -71,8 +71,28 @@ _STRICT = ConfigDict(extra="forbid", frozen=True)
 #: (No \s or \w: their meaning differs between regex engines.)
 _LABEL = "[A-Za-z0-9\u00a1-\ud7ff\ue000-\uffff_-]+"
 #: What a failed pattern means, per field, in words.
-_PATTERN_MEANS = {"domain_filter": "not a domain; expected a host name such as 'python.org'"}
+_PATTERN_MEANS = {
+    "domain_filter": "not a domain; expected a host name such as 'python.org'",
+    "query": "only whitespace; expected 1..400 visible characters",
+    "url": "expected an http(s) URL with a dotted host name, such as 'https://python.org/'",
+}
+#: Some character that is not whitespace as `str.strip` sees it, spelled out: regex
+#: engines (pydantic's, Python's, ECMAScript's, Hypothesis's) disagree on `\S`.
+NOT_ONLY_WHITESPACE = (
+    "[^\\t-\\r\\x1c- \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+)
+#: Earlier turns: how many, and how long each (the rewrite reads no more).
+CONTEXT_MAX_TURNS = 20
+CONTEXT_TURN_MAX_CHARS = 2000
 DOMAIN_PATTERN = f"^ *(?:[Hh][Tt][Tt][Pp][Ss]?://)?{_LABEL}(?:\\.{_LABEL})+\\.?(?:/[^ ]*)? *$"
+
+
+def _prose_only(schema: dict[str, Any]) -> None:
+    """The model's description without its docstring's runnable examples: an agent
+    reading the schema wants the words, not a Python session."""
+    description = str(schema.get("description", ""))
+    if ">>>" in description:
+        schema["description"] = description.split(">>>", 1)[0].strip()
 
 
 class SearchRequest(BaseModel):
@@ -82,12 +102,16 @@ class SearchRequest(BaseModel):
     5
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True, title="SearchRequest")
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, title="SearchRequest", json_schema_extra=_prose_only
+    )
 
     query: str = Field(
         description="The information need in the user's full original wording (1..400 characters).",
         min_length=1,
         max_length=QUERY_MAX_CHARS,
+        # Said in the schema too: a query of only whitespace is refused.
+        pattern=NOT_ONLY_WHITESPACE,
     )
     max_results: int = Field(
         5, ge=1, le=MAX_RESULTS_LIMIT, description="How many results to return."
@@ -101,9 +125,11 @@ class SearchRequest(BaseModel):
     providers: list[str] | None = Field(
         None, description="Back ends to ask; default: the configured chain."
     )
-    context: list[str] = Field(
+    context: list[Annotated[str, Field(max_length=CONTEXT_TURN_MAX_CHARS)]] = Field(
         default_factory=list,
-        description="Earlier turns, oldest first, used to complete elliptical queries.",
+        max_length=CONTEXT_MAX_TURNS,
+        description="Earlier turns, oldest first, used to complete elliptical queries "
+        f"(at most {CONTEXT_MAX_TURNS} of at most {CONTEXT_TURN_MAX_CHARS} characters each).",
     )
     include: list[IncludeField] = Field(
         default_factory=list,
@@ -146,13 +172,6 @@ class SearchRequest(BaseModel):
                 )
             domains.append(domain)
         return domains
-
-    @field_validator("context")
-    @classmethod
-    def _bounded_context(cls, value: list[str]) -> list[str]:
-        if len(value) > 20 or any(len(turn) > 2000 for turn in value):
-            raise ValueError("at most 20 turns of at most 2000 characters each")
-        return value
 
 
 class ResultItem(BaseModel):

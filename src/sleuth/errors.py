@@ -6,6 +6,10 @@
     ├── ConfigError                  sleuth.yaml or a mapping is wrong
     ├── ServiceError                 the service's own refusals, never a back end's
     │   ├── Unauthorized             an API key is needed and none or a bad one came
+    │   ├── Forbidden                the key is valid but not an operator's (role admin)
+    │   ├── RequestTooLarge          the body or the headers are over serve.limits (413, 431)
+    │   ├── RequestTimeout           the headers or the body came too slowly (408)
+    │   ├── TooManyConnections       serve.limits.max_connections held, none of them slow (503)
     │   ├── TooManyRequests          a key's rate limit, or the task queue is full
     │   ├── TaskNotFound             no such task for this tenant (another's looks the same)
     │   ├── TaskCancelled            the task was cancelled before it finished
@@ -133,6 +137,30 @@ class Unauthorized(ServiceError):
     code = "unauthorized"
     category = "non_recoverable"
     status_hint = 401
+
+
+class Forbidden(ServiceError):
+    code = "forbidden"
+    category = "non_recoverable"
+    status_hint = 403
+
+
+class RequestTooLarge(ServiceError):
+    code = "request_too_large"
+    category = "non_recoverable"
+    status_hint = 413
+
+
+class RequestTimeout(ServiceError):
+    code = "request_timeout"
+    category = "recoverable"
+    status_hint = 408
+
+
+class TooManyConnections(ServiceError):
+    code = "too_many_connections"
+    category = "recoverable"
+    status_hint = 503
 
 
 class TooManyRequests(ServiceError):

@@ -27,6 +27,15 @@ __all__ = ["Feedback", "FeedbackTally", "prior"]
 
 _SHOWN = "feedback:shown:"
 _CLICKED = "feedback:clicked:"
+_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+#: No control character and no space of any kind, spelled out rather than `\s`, which
+#: regex engines (pydantic's, Python's, ECMAScript's) read differently.
+_URL_CHAR = (
+    "[^\\x00-\\x20\\x7f-\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]"
+)
+#: What `Feedback.url` accepts, said in the schema too: http(s), a dotted ASCII host
+#: name (Punycode for international ones), a port of at most four digits, no spaces.
+WEB_URL_PATTERN = f"^https?://{_LABEL}(?:\\.{_LABEL})+\\.?(?::[0-9]{{1,4}})?(?:[/?#]{_URL_CHAR}*)?$"
 
 
 class Feedback(BaseModel):
@@ -35,7 +44,10 @@ class Feedback(BaseModel):
     model_config = ConfigDict(extra="forbid", title="Feedback")
 
     url: str = Field(
-        min_length=8, max_length=2048, description="The result's URL, as returned (http or https)."
+        min_length=8,
+        max_length=2048,
+        pattern=WEB_URL_PATTERN,
+        description="The result's URL, as returned (http or https, a dotted host name).",
     )
     action: Literal["clicked", "used"] = Field(
         "used", description="clicked: the agent opened it; used: it went into an answer."

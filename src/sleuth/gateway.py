@@ -135,7 +135,7 @@ def build_transport(settings: Settings) -> Transport:
             egress=EgressPolicy.from_settings(settings.egress),
         )
     if settings.record is not None:
-        transport = RecordingTransport(transport, settings.record)
+        transport = RecordingTransport(transport, settings.record, settings.secret_env())
     return transport
 
 
@@ -350,6 +350,30 @@ class Sleuth:
             watch.answered(response)
         return response
 
+    def validate(self, request: SearchRequest | Mapping[str, Any] | str) -> SearchRequest:
+        """The request as `search` would take it, or the `InvalidRequest` (or
+        `PolicyViolation`) `search` would raise, without running it: what every entry
+        point checks before it accepts a task, so a task never fails for its input."""
+        req = self._parsed(request)
+        guard(req.query, self.settings.guard)
+        self._chosen(req)
+        return req
+
+    def _parsed(self, request: SearchRequest | Mapping[str, Any] | str) -> SearchRequest:
+        try:
+            return parse_request({"query": request} if isinstance(request, str) else request)
+        except InvalidRequest as exc:
+            raise served_include(exc, self.settings.projection.optional) from None
+
+    def _chosen(self, req: SearchRequest) -> list[Provider]:
+        """The providers `req` goes to, once its include fields and domain filter are
+        known to be served (`InvalidRequest` naming the allowed values otherwise)."""
+        check_include(req.include, self.settings.projection)
+        chosen = choose_providers(req, self.settings)
+        if reason := refusal(req.domain_filter, [provider.info for provider in chosen]):
+            raise InvalidRequest(reason, field="domain_filter")
+        return chosen
+
     async def _search(
         self,
         request: SearchRequest | Mapping[str, Any] | str,
@@ -358,10 +382,7 @@ class Sleuth:
         watch: Watch | None = None,
         started: float | None = None,
     ) -> SearchResponse:
-        try:
-            req = parse_request({"query": request} if isinstance(request, str) else request)
-        except InvalidRequest as exc:
-            raise served_include(exc, self.settings.projection.optional) from None
+        req = self._parsed(request)
         now = self.clock()
         started = time.perf_counter() if started is None else started
         deadline = started + self.settings.deadline_s
@@ -373,10 +394,7 @@ class Sleuth:
             guarded = guard(req.query, settings.guard)
         with timer.stage("rewrite"):
             rewritten = rewrite(guarded.text, req.context, settings.rewrite)
-        check_include(req.include, settings.projection)
-        chosen = choose_providers(req, self.settings)
-        if reason := refusal(req.domain_filter, [provider.info for provider in chosen]):
-            raise InvalidRequest(reason, field="domain_filter")
+        chosen = self._chosen(req)
         backups = backups_for(req, chosen, self.settings)
         mappings = {
             provider.name: self.mappings.for_provider(provider)

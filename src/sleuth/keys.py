@@ -24,6 +24,7 @@ from typing import Any
 from sleuth.errors import InvalidRequest, TooManyRequests, Unauthorized
 from sleuth.service_settings import KeyLimit
 from sleuth.store import CounterStore, KeyRecord, KeyStore, Take
+from sleuth.store.base import KeyRole
 
 __all__ = [
     "KeyBucket",
@@ -53,9 +54,10 @@ def key_prefix(key: str) -> str:
 
 
 async def create_key(
-    store: KeyStore, tenant: str, *, name: str = "", now: float
+    store: KeyStore, tenant: str, *, name: str = "", now: float, role: KeyRole = "tenant"
 ) -> tuple[str, KeyRecord]:
-    """Make a key for `tenant`: (the key, to show once; its stored record)."""
+    """Make a key for `tenant`: (the key, to show once; its stored record). An `admin`
+    key is an operator's: it also sees every tenant's figures (dashboard, /metrics)."""
     if not _TENANT.fullmatch(tenant):
         raise InvalidRequest(
             f"tenant: {tenant!r} is not a tenant name; allowed: 1-64 letters, digits, "
@@ -64,7 +66,12 @@ async def create_key(
         )
     key = new_key()
     record = KeyRecord(
-        key_hash=key_hash(key), tenant=tenant, prefix=key_prefix(key), created_at=now, name=name
+        key_hash=key_hash(key),
+        tenant=tenant,
+        prefix=key_prefix(key),
+        created_at=now,
+        name=name,
+        role=role,
     )
     await store.put_key(record)
     return key, record

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
 from collections.abc import Callable, Collection, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -53,6 +52,7 @@ from sleuth.call_log import (
     search_status,
 )
 from sleuth.contract import ResultItem, SearchResponse
+from sleuth.dashboard_figures import Figures, TenantFigures
 from sleuth.metrics import (
     BREAKER_STATES,
     DEFAULT_LATENCY_BUCKETS_S,
@@ -213,12 +213,15 @@ class Observer:
         self._seen: dict[str, None] = {}
         self.redactor = RedactSecrets([*secret_env, *self.settings.secret_env])
         self.metrics = Metrics(self.settings.latency_buckets_s) if self.settings.metrics else None
-        self.window = SearchWindow(bucket_s=self.settings.bucket_s, window_s=self.settings.window_s)
-        self.keywords = HotKeywords(self.settings.hot_keywords_capacity)
-        self.recent_errors: deque[dict[str, Any]] = deque(maxlen=self.settings.recent_errors)
+        self.figures = TenantFigures(self._new_figures)
         self._auto: LogTarget = "off"
         self._lines: LineSink | None = None
         self._logger: Any = None
+
+    def _new_figures(self) -> Figures:
+        window = SearchWindow(bucket_s=self.settings.bucket_s, window_s=self.settings.window_s)
+        keywords = HotKeywords(self.settings.hot_keywords_capacity)
+        return Figures(window, keywords, self.settings.recent_errors)
 
     @classmethod
     def for_settings(cls, settings: Settings, observe: ObserveSettings | None = None) -> Observer:
@@ -226,12 +229,9 @@ class Observer:
         unless `observe` is given; their providers' key variables are secrets."""
         if observe is None:  # getattr: until config.py carries the section
             observe = getattr(settings, "observe", None)
-        names = [conf.api_key_env for conf in settings.providers.values() if conf.api_key_env]
-        if settings.llm_summary.api_key_env:
-            names.append(settings.llm_summary.api_key_env)
         return cls(
             observe if isinstance(observe, ObserveSettings) else None,
-            secret_env=names,
+            secret_env=settings.secret_env(),
             watched=[*settings.chain, *settings.backups],
         )
 
@@ -319,18 +319,17 @@ class Observer:
             if response is not None and status != "cached"
             else ((record.error_code or "internal_error",) if record.error is not None else ())
         )
-        self.window.add(
-            SearchSample(
-                at=record.ended_at,
-                latency_ms=record.duration_s * 1000,
-                status=status,
-                error_codes=codes,
-                providers=called,
-            )
+        sample = SearchSample(
+            at=record.ended_at,
+            latency_ms=record.duration_s * 1000,
+            status=status,
+            error_codes=codes,
+            providers=called,
         )
         secrets = secret_values(self.redactor.names)
+        errors: list[dict[str, Any]] = []
         if response is not None and status != "cached":
-            self.recent_errors.extend(
+            errors.extend(
                 {
                     "at": iso_time(record.ended_at),
                     "provider": e.provider,
@@ -340,7 +339,7 @@ class Observer:
                 for e in response.errors
             )
         elif record.error is not None:
-            self.recent_errors.append(
+            errors.append(
                 {
                     "at": iso_time(record.ended_at),
                     "provider": None,
@@ -348,8 +347,8 @@ class Observer:
                     "message": redact_text(str(record.error), secrets),
                 }
             )
-        if response is not None:
-            self.keywords.add(self._keywords(record, response, secrets))
+        words = self._keywords(record, response, secrets) if response is not None else []
+        self.figures.add(record.tenant, sample, errors, words)
         metrics = self.metrics
         if metrics is None:
             return
@@ -438,25 +437,38 @@ class Observer:
 
     # --- the dashboard --------------------------------------------------------------
 
-    def dashboard_figures(self, now: float | None = None) -> dict[str, Any]:
-        """The in-process part of `/dashboard/data` (the store's part is `states`)."""
+    def dashboard_figures(
+        self, now: float | None = None, *, tenant: str | None = None
+    ) -> dict[str, Any]:
+        """The in-process part of `/dashboard/data` (the store's part is `states`):
+        `tenant`'s searches only, or everyone's when None."""
         now = self._clock() if now is None else now
-        figures = self.window.snapshot(now)
-        top = self.keywords.top(self.settings.hot_keywords_top)
+        view = self.figures.of(tenant)
+        figures = view.window.snapshot(now)
+        top = view.keywords.top(self.settings.hot_keywords_top)
         figures.update(
             generated_at=iso_time(now),
-            window_s=self.window.window_s,
-            bucket_s=self.window.bucket_s,
+            scope="global" if tenant is None else "tenant",
+            tenant=tenant,
+            window_s=view.window.window_s,
+            bucket_s=view.window.bucket_s,
             hot_keywords=[{"keyword": word, "count": n} for word, n in top],
             hot_keywords_source="raw_queries" if self.settings.hot_keywords_raw else "keywords",
-            recent_errors=list(reversed(self.recent_errors)),
+            recent_errors=list(reversed(view.recent_errors)),
         )
         return figures
 
     async def dashboard_data(
-        self, breakers: BreakerStore, tasks: TaskStore | None = None
+        self, breakers: BreakerStore, tasks: TaskStore | None = None, *, tenant: str | None = None
     ) -> dict[str, Any]:
-        """Everything `/dashboard/data` answers (shape: docs/observability.md)."""
+        """Everything `/dashboard/data` answers (shape: docs/observability.md). For a
+        `tenant`, only its own figures: the breakers and the task counts are the whole
+        service's, so they are left out (null) of a tenant's view."""
+        if tenant is not None:
+            data = self.dashboard_figures(tenant=tenant)
+            data["breakers"] = None
+            data["tasks"] = None
+            return data
         states = await self.states(breakers, tasks)
         data = self.dashboard_figures()
         data["breakers"] = [

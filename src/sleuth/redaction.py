@@ -27,8 +27,10 @@ __all__ = [
     "drop_secret_words",
     "redact",
     "redact_text",
+    "secret_name",
     "secret_parts",
     "secret_values",
+    "sent_secrets",
 ]
 
 REDACTED = "[REDACTED]"
@@ -54,6 +56,13 @@ _SECRET_KEYS = frozenset(
         "set-cookie",
     }
 )
+#: Names of headers, parameters and body fields that carry credentials, whatever the
+#: back end calls them (X-Subscription-Token, api_key, x-api-key, Authorization, key).
+_SECRET_NAME = re.compile(
+    r"(?i)(?:^|[_-])(?:key|api_?key|apikey|token|secret|password|passwd|auth|authorization"
+    r"|credentials?|cookie|signature)$"
+)
+_MIN_SENT_CHARS = 6
 #: Shorter environment values are not worth redacting ("on", "true", "3").
 _MIN_SECRET_CHARS = 8
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -96,6 +105,38 @@ def secret_values(names: Collection[str] = ()) -> frozenset[str]:
         if name in wanted or _SECRET_ENV_NAME.search(name):
             found.add(value)
             found.add(quote(value, safe=""))  # as it would appear in a URL
+    return frozenset(found)
+
+
+def secret_name(name: str) -> bool:
+    """Whether a header, parameter or field of this name carries a credential.
+
+    >>> [secret_name(n) for n in ("X-Subscription-Token", "api_key", "key", "q", "count")]
+    [True, True, True, False, False]
+    """
+    return name.lower() in _SECRET_KEYS or bool(_SECRET_NAME.search(name))
+
+
+def sent_secrets(*fields: Mapping[str, Any] | None) -> frozenset[str]:
+    """The credential values among a request's headers, parameters and top-level JSON
+    fields (by `secret_name`), also as they would appear in a URL; a header's scheme
+    word ("Bearer") is not part of the secret, and values shorter than 6 characters are
+    not worth hiding (replacing every "on" in a body would hide the body instead).
+
+    >>> sorted(sent_secrets({"Authorization": "Bearer abc12345"}, {"q": "x", "key": "k9x7y6"}))
+    ['abc12345', 'k9x7y6']
+    """
+    found: set[str] = set()
+    for mapping in fields:
+        for name, value in (mapping or {}).items():
+            if not isinstance(value, str) or not value or not secret_name(str(name)):
+                continue
+            scheme, _, rest = value.partition(" ")
+            if rest and scheme.lower() in {"bearer", "basic", "token"}:
+                value = rest.strip()
+            if len(value) < _MIN_SENT_CHARS:
+                continue
+            found.update({value, quote(value, safe="")})
     return frozenset(found)
 
 

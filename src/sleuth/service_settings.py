@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["KeyLimit", "ServeSettings", "TaskSettings"]
+__all__ = ["KeyLimit", "ServeSettings", "TaskSettings", "WireLimits"]
 
 
 class TaskSettings(BaseModel):
@@ -71,6 +71,43 @@ class KeyLimit(BaseModel):
     burst: int = Field(30, ge=1, description="Requests allowed at once above the rate.")
 
 
+class WireLimits(BaseModel):
+    """The `serve.limits:` section: what one connection may hold of the server, so that
+    a huge body or a slow client cannot starve the others (docs/service.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_body_bytes: int = Field(
+        262_144,
+        ge=1024,
+        description="Largest request body (413 before it is read). The largest valid "
+        "search, 20 context turns of 2,000 Chinese characters as JSON escapes, is about "
+        "240 KiB.",
+    )
+    max_header_bytes: int = Field(
+        16_384, ge=1024, description="Largest request line and headers together (431)."
+    )
+    header_timeout_s: float = Field(
+        10.0,
+        gt=0,
+        description="The request line and headers must arrive within this long of the "
+        "connection opening or of the request's first byte (408, then closed).",
+    )
+    body_timeout_s: float = Field(
+        15.0, gt=0, description="The whole body must arrive within this long (408)."
+    )
+    keep_alive_s: int = Field(
+        5, ge=1, description="An idle kept-alive connection is closed after this long."
+    )
+    max_connections: int = Field(
+        4096,
+        ge=1,
+        description="Connections held at once. At the cap, a new connection closes the "
+        "oldest one still sending its headers (408); with none, it is refused (503). "
+        "Keep it under the process's open-file limit (ulimit -n).",
+    )
+
+
 class ServeSettings(BaseModel):
     """The `serve:` section: the HTTP service (and MCP over it)."""
 
@@ -91,6 +128,9 @@ class ServeSettings(BaseModel):
         gt=0,
         description="Longest a POST /v1/search may take, over the search deadline, "
         "before it answers 504.",
+    )
+    limits: WireLimits = Field(
+        default_factory=WireLimits, description="Sizes and times on the wire."
     )
     shutdown_grace_s: float = Field(
         10.0,

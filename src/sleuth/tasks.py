@@ -51,7 +51,7 @@ from sleuth.errors import (
     TaskNotFound,
     TooManyRequests,
 )
-from sleuth.gateway import Sleuth, parse_request
+from sleuth.gateway import Sleuth
 from sleuth.observe import call_context
 from sleuth.service_settings import TaskSettings
 from sleuth.store import EventRecord, Store, TaskRecord
@@ -211,9 +211,10 @@ class TaskRunner:
         idempotency_key: str | None = None,
     ) -> tuple[Task, bool]:
         """Accept a task: (task, created). A retried submit with the same idempotency
-        key returns the first task and False. Raises `InvalidRequest` for bad input and
+        key returns the first task and False. Raises `InvalidRequest` (or
+        `PolicyViolation`) for what `Sleuth.search` would refuse, checked here, and
         `TooManyRequests` when the queue is full; an accepted task always finishes."""
-        req = parse_request(request)
+        req = self.sleuth.validate(request)
         pending = await self.store.count_tasks("pending")
         if pending >= self.settings.queue_max:
             retry_after = self.settings.queue_full_retry_after_s

@@ -36,6 +36,7 @@ import inspect
 import json
 import math
 import os
+import re
 import socket
 import ssl
 import time
@@ -66,6 +67,7 @@ from sleuth.errors import (
     ReplayMiss,
 )
 from sleuth.providers.base import HttpRequest
+from sleuth.redaction import redact, redact_text, secret_name, secret_values, sent_secrets
 
 USER_AGENT = "sleuth/0.1 (search for AI agents)"
 _PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
@@ -74,6 +76,9 @@ _PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 _MAX_CONNECTIONS = 512
 _MAX_REDIRECTS = 10
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+# Four dotted numbers, one with a leading zero ("012.0.0.1"): 10.0.0.1 to inet_aton,
+# 12.0.0.1 to others, so no address sleuth can vouch for.
+_AMBIGUOUS_ADDRESS = re.compile(r"(?=(?:.*\.)?0\d)\d+\.\d+\.\d+\.\d+")
 # Response headers worth keeping in a cassette; cookies and the like are not.
 _RECORDED_HEADERS = ("content-type", "retry-after", "date", "x-ratelimit-remaining")
 
@@ -324,6 +329,11 @@ class EgressClient:
         """The egress check of one hop that the resolver cannot make: an address
         literal (aiohttp connects to one without asking the resolver), and, through a
         proxy, the destination before the proxy is asked."""
+        if url.host is not None and _AMBIGUOUS_ADDRESS.fullmatch(url.host):
+            raise EgressDenied(
+                f"egress refused: {url.host} is no address to connect to (a leading zero "
+                "reads as octal to some resolvers); write addresses without leading zeros"
+            )
         if self._policy is None or url.host is None:
             return
         port = url.port or (443 if url.scheme == "https" else 80)
@@ -353,8 +363,8 @@ def _redirected(provider: str, url: yarl.URL, location: str) -> yarl.URL:
     target = url.join(yarl.URL(location))
     if target.scheme not in ("http", "https"):
         raise EgressDenied(
-            f"{provider} redirected to a {target.scheme or 'relative'}: URL, which sleuth "
-            "does not follow (only http and https)",
+            f"egress refused: {provider} was sent to a {target.scheme}: URL; sleuth follows "
+            "only http or https",
             provider=provider,
         )
     return target
@@ -538,22 +548,35 @@ class ReplayTransport:
 
 
 class RecordingTransport:
-    """Passes calls to `inner` and appends each answered exchange to `cassette`."""
+    """Passes calls to `inner` and appends each answered exchange to `cassette`, with
+    secrets redacted as the call log redacts them (`sleuth.redaction`): the key the
+    request sent (a back end may quote it in an error body), the values of
+    `secret_env` and key-shaped strings. No header named like a credential is kept."""
 
-    def __init__(self, inner: Transport, cassette: Path) -> None:
+    def __init__(self, inner: Transport, cassette: Path, secret_env: Iterable[str] = ()) -> None:
         self._inner = inner
         self._cassette = cassette
+        self._secret_env = frozenset(secret_env)
 
     async def send(
         self, provider: str, query: str, request: HttpRequest, timeout_s: float
     ) -> RawResponse:
         response = await self._inner.send(provider, query, request, timeout_s)
+        body = request.json if isinstance(request.json, Mapping) else None
+        secrets = secret_values(self._secret_env) | sent_secrets(
+            request.headers, request.params, body
+        )
+        headers = {
+            k: v
+            for k, v in response.headers.items()
+            if k in _RECORDED_HEADERS and not secret_name(k)
+        }
         line = {
             "provider": provider,
-            "query": query,
+            "query": redact_text(query, secrets),
             "status": response.status,
-            "headers": {k: v for k, v in response.headers.items() if k in _RECORDED_HEADERS},
-            "body": response.body,
+            "headers": redact(headers, secrets),
+            "body": redact(response.body, secrets),
         }
         await asyncio.to_thread(self._append, json.dumps(line, ensure_ascii=False))
         return response

@@ -43,11 +43,13 @@ def wait_ready(
 
 
 @contextmanager
-def uvicorn_thread(app: Any) -> Iterator[str]:
+def uvicorn_thread(app: Any, **options: Any) -> Iterator[str]:
     """`app` served by uvicorn on 127.0.0.1 (a free port) in a daemon thread, lifespan
-    on; yields the base URL and stops the server on exit."""
+    on; yields the base URL and stops the server on exit. `options` go to uvicorn's
+    Config (`http=` a protocol class, say)."""
+    chosen: dict[str, Any] = {"http": "h11", **options}
     config = uvicorn.Config(
-        app, host="127.0.0.1", port=0, log_level="warning", ws="none", http="h11", lifespan="on"
+        app, host="127.0.0.1", port=0, log_level="warning", ws="none", lifespan="on", **chosen
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)

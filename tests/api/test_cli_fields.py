@@ -53,3 +53,36 @@ def test_compare_reports_the_saving_as_json(runner: CliRunner, tmp_path: Path) -
     assert (
         report["totals"]["citing"]["projected_chars"] > report["totals"]["plain"]["projected_chars"]
     )
+
+
+def test_profile_without_a_key_says_so_in_one_line(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("BRAVE_API_KEY", raising=False)
+    result = runner.invoke(app, ["fields", "profile", "--provider", "brave", "--query", "q"])
+    assert result.exit_code == 1
+    assert "brave needs an API key ($BRAVE_API_KEY)" in result.stderr
+    assert "Traceback" not in result.output + result.stderr
+
+
+def test_profile_of_a_query_the_cassette_lacks_blames_the_cassette(runner: CliRunner) -> None:
+    result = runner.invoke(app, [
+        "fields", "profile", "--provider", "searxng", "--query", "nowhere in it",
+        "--replay", str(DUPLICATES),
+    ])  # fmt: skip
+    assert result.exit_code == 2
+    assert "the cassette has no answer for provider 'searxng'" in result.stderr
+
+
+def test_compare_with_nothing_answered_measures_nothing(
+    runner: CliRunner, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("BRAVE_API_KEY", raising=False)
+    queries = tmp_path / "queries.txt"
+    queries.write_text("python 3.13\n", encoding="utf-8")
+    result = runner.invoke(
+        app, ["fields", "compare", "--queries", str(queries), "--providers", "brave", "--json"]
+    )
+    assert result.exit_code == 2
+    assert "nothing was measured" in result.stderr
+    assert "saved" not in result.stdout and "reduction" not in result.stdout

@@ -53,7 +53,7 @@ async def test_the_page_is_self_contained_under_a_strict_policy(tmp_path: Path) 
 
 async def test_metrics_and_data_need_a_key_when_auth_is_on(tmp_path: Path) -> None:
     conf = settings(tmp_path, serve={"auth": "on"})
-    key = {"Authorization": f"Bearer {await make_key(conf, 'ops')}"}
+    key = {"Authorization": f"Bearer {await make_key(conf, 'ops', role='admin')}"}
     async with serving(conf) as client:
         page = await client.get("/dashboard")
         anonymous = [await client.get(path) for path in ("/metrics", "/dashboard/data")]
@@ -75,6 +75,40 @@ async def test_metrics_and_data_need_a_key_when_auth_is_on(tmp_path: Path) -> No
     assert body["searches"] == 1 and body["statuses"]["ok"] == 1
     assert body["tasks"]["pending"] == 0
     assert {b["provider"] for b in body["breakers"]} >= {"brave", "google"}
+
+
+async def test_a_tenant_sees_only_its_own_figures_and_an_operator_sees_all(
+    tmp_path: Path,
+) -> None:
+    conf = settings(tmp_path, serve={"auth": "on"})
+    acme = {"Authorization": f"Bearer {await make_key(conf, 'acme')}"}
+    beta = {"Authorization": f"Bearer {await make_key(conf, 'beta')}"}
+    ops = {"Authorization": f"Bearer {await make_key(conf, 'ops', role='admin')}"}
+    secret_search = {"query": "secret merger talks", "providers": ["google"], "no_cache": True}
+    async with serving(conf) as client:
+        await client.post("/v1/search", json=secret_search, headers=acme)
+        await client.post("/v1/search", json={"query": QUERY}, headers=beta)
+        seen = {
+            name: (await client.get("/dashboard/data", headers=key)).json()
+            for name, key in (("acme", acme), ("beta", beta), ("ops", ops))
+        }
+        metrics = {
+            name: (await client.get("/metrics", headers=key)).status_code
+            for name, key in (("beta", beta), ("ops", ops))
+        }
+
+    def words(data: dict[str, Any]) -> set[str]:
+        return {k["keyword"] for k in data["hot_keywords"]}
+
+    beta_view = seen["beta"]
+    assert (beta_view["scope"], beta_view["tenant"], beta_view["searches"]) == ("tenant", "beta", 1)
+    assert not {"secret", "merger"} & words(beta_view)
+    assert "merger" not in str(beta_view)
+    assert beta_view["breakers"] is None and beta_view["tasks"] is None
+    assert "merger" in words(seen["acme"]) and seen["acme"]["searches"] == 1
+    assert seen["ops"]["scope"] == "global" and seen["ops"]["searches"] == 2
+    assert {"merger", "python"} <= words(seen["ops"]) and seen["ops"]["breakers"]
+    assert metrics == {"beta": 403, "ops": 200}
 
 
 async def test_the_http_search_is_logged_with_its_tenant(

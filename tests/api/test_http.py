@@ -20,6 +20,7 @@ from sleuth.api.http import create_app
 from sleuth.config import Settings
 from sleuth.feedback import prior
 from sleuth.store import open_store
+from sleuth.store.base import KeyRole
 
 WEB = Path(__file__).parents[1] / "data" / "web.jsonl"
 QUERY = "what's new in python 3.13"
@@ -47,10 +48,10 @@ async def serving(conf: Settings, *, host: str = "127.0.0.1") -> AsyncIterator[h
             yield client
 
 
-async def make_key(conf: Settings, tenant: str) -> str:
+async def make_key(conf: Settings, tenant: str, role: KeyRole = "tenant") -> str:
     store = open_store(conf.store)
     try:
-        key, _ = await keys.create_key(store, tenant, now=time.time())
+        key, _ = await keys.create_key(store, tenant, now=time.time(), role=role)
     finally:
         await store.aclose()
     return key

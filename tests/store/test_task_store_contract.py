@@ -10,11 +10,13 @@ tasks expire, pending and running ones never.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from sleuth.store import KeyRecord, Store, TaskRecord
+from sleuth.store import KeyRecord, SqliteStore, Store, TaskRecord
 
 T0 = 1_750_000_000.0
 LEASE = 30.0
@@ -382,6 +384,30 @@ async def test_keys_are_found_by_hash_listed_by_tenant_and_revoked_by_prefix(
     assert await store.revoke_key("sk_aaaa") == 0
     revoked = await store.get_key("h1")
     assert revoked is not None and revoked.revoked
+
+
+async def test_a_key_keeps_its_role(store: Store) -> None:
+    await store.put_key(KeyRecord("h9", "ops", "sk_cccc", T0, role="admin"))
+    await store.put_key(KeyRecord("h8", "acme", "sk_dddd", T0))
+    roles = {k.key_hash: k.role for k in await store.list_keys()}
+    assert roles == {"h9": "admin", "h8": "tenant"}
+
+
+async def test_a_key_table_without_roles_gains_the_column(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as conn:  # the api_keys table as schema 2 made it
+        conn.execute(
+            "CREATE TABLE api_keys (key_hash TEXT PRIMARY KEY, tenant TEXT NOT NULL, prefix "
+            "TEXT NOT NULL, name TEXT NOT NULL, created_at REAL NOT NULL, revoked INTEGER "
+            "NOT NULL DEFAULT 0)"
+        )
+        conn.execute("INSERT INTO api_keys VALUES ('h1', 'acme', 'sk_a', '', 1.0, 0)")
+        conn.execute("PRAGMA user_version = 2")
+    conn.close()
+    store = SqliteStore(path)
+    found = await store.get_key("h1")
+    await store.aclose()
+    assert found is not None and (found.tenant, found.role) == ("acme", "tenant")
 
 
 async def test_handles_on_one_store_share_tasks(open_shared: Callable[[], Store]) -> None:

@@ -17,9 +17,10 @@ from rich.table import Table
 
 from sleuth import providers as registry
 from sleuth.config import Settings, load_settings
-from sleuth.errors import ReplayMiss, SearchError
+from sleuth.errors import ConfigError, MissingApiKey, ReplayMiss, SearchError
 from sleuth.field_profile import Comparison, measure, profile, suggest_projection
 from sleuth.gateway import Sleuth
+from sleuth.redaction import redact, secret_values
 from sleuth.transport import CapturingTransport, ReplayTransport, Transport, read_cassette
 
 app = typer.Typer(help="Profile provider fields and measure what projection saves.")
@@ -27,6 +28,10 @@ app = typer.Typer(help="Profile provider fields and measure what projection save
 
 def _console() -> Console:
     return Console(soft_wrap=True)
+
+
+def _error(message: str) -> None:
+    Console(stderr=True, soft_wrap=True).print(f"error: {message}", highlight=False, markup=False)
 
 
 def _settings(config: Path | None, replay: Path | None) -> Settings:
@@ -52,11 +57,13 @@ def profile_command(
 ) -> None:
     """Save raw bodies, list every field path, split stable from occasional fields."""
     settings = _settings(config, replay)
-    bodies = asyncio.run(_fetch_bodies(settings, provider, query, runs))
+    try:
+        bodies = asyncio.run(_fetch_bodies(settings, provider, query, runs))
+    except SearchError as exc:  # no key, an unknown provider, no answer in the cassette
+        _error(exc.message)
+        raise typer.Exit(1 if isinstance(exc, MissingApiKey | ConfigError) else 2) from None
     if not bodies:
-        Console(stderr=True).print(
-            f"error: {provider} answered no body for {query!r}", markup=False
-        )
+        _error(f"{provider} answered no body for {query!r}")
         raise typer.Exit(2)
     mapping = Sleuth(settings).mappings.for_provider(registry.get(provider))
     out.mkdir(parents=True, exist_ok=True)
@@ -82,14 +89,19 @@ def profile_command(
 
 
 async def _fetch_bodies(settings: Settings, provider: str, query: str, runs: int) -> list[Any]:
-    bodies = []
+    """The raw bodies, with the configured keys (which an error body may quote) and
+    key-shaped strings redacted: they are written to files."""
+    bodies: list[Any] = []
+    secrets = secret_values(settings.secret_env())
     async with Sleuth(settings) as sleuth:
         for _ in range(runs):
             try:
                 response = await sleuth.fetch_raw(provider, query)
             except ReplayMiss:
+                if not bodies:
+                    raise  # the cassette has nothing for this query: say so
                 break  # the cassette holds fewer runs than asked: profile those
-            bodies.append(response.body)
+            bodies.append(redact(response.body, secrets))
     return bodies
 
 
@@ -151,6 +163,14 @@ def compare_command(
     cassette = read_cassette(replay) if replay else None
     plain = asyncio.run(compare_queries(settings, wanted, chosen, citing=False, cassette=cassette))
     citing = asyncio.run(compare_queries(settings, wanted, chosen, citing=True, cassette=cassette))
+    if not any(c.raw_chars for c in plain):
+        # Nothing came back to measure (no keys, no answers): a "0% saved" would read as
+        # a measurement.
+        _error(
+            "nothing was measured: no provider answered any query with a body; check the "
+            "providers' key variables (providers.<name>.api_key_env) or pass --replay CASSETTE"
+        )
+        raise typer.Exit(2)
     if as_json:
         payload = {
             "plain": [_figures(c) for c in plain],

@@ -23,10 +23,12 @@ import json
 import logging
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -42,11 +44,17 @@ from sleuth.service_settings import is_loopback
 from sleuth.store import Store, open_store
 from sleuth.tasks import TaskRunner
 
-__all__ = ["keys_app", "run_worker", "serve_command", "worker_app", "worker_command"]
+__all__ = ["keys_app", "run_worker", "serve_command", "worker_command"]
 
 log = logging.getLogger("sleuth.worker")
 
 keys_app = typer.Typer(help="API keys of the HTTP service.", no_args_is_help=True)
+
+
+class KeyRoleName(StrEnum):
+    tenant = "tenant"
+    admin = "admin"
+
 
 ConfigOption = Annotated[
     Path | None, typer.Option("--config", help="sleuth.yaml to use (default: $SLEUTH_CONFIG).")
@@ -72,7 +80,8 @@ def serve_command(
         str | None, typer.Option("--host", help="Address to bind (default: serve.host).")
     ] = None,
     port: Annotated[
-        int | None, typer.Option("--port", help="Port to bind (default: serve.port).")
+        int | None,
+        typer.Option("--port", min=1, max=65535, help="Port to bind (default: serve.port)."),
     ] = None,
     config: ConfigOption = None,
     replay: Annotated[
@@ -96,10 +105,6 @@ def serve_command(
     ] = None,
 ) -> None:
     """Serve the HTTP API, server-sent task events and MCP (at /mcp)."""
-    import uvicorn
-
-    from sleuth.api.http import create_app
-
     settings = _settings(config, replay)
     count = _process_count(settings, processes)
     bind = host or settings.serve.host
@@ -108,6 +113,14 @@ def serve_command(
         _err(f"serve.auth is off, which is refused on {bind}: bind to 127.0.0.1 or turn auth on")
         raise typer.Exit(1)
     auth = "on" if settings.serve.auth_required(bind) else "off (loopback only)"
+    # Bound before the banner, so that the banner names the port really listened on
+    # and a port in use is said plainly instead of after it.
+    try:
+        listening = socket.create_server((bind, bind_port))
+    except OSError as exc:
+        _err(f"cannot listen on {bind}:{bind_port}: {exc.strerror or exc}")
+        raise typer.Exit(1) from None
+    bind_port = listening.getsockname()[1]
     base = f"http://{bind}:{bind_port}"
     console = Console(soft_wrap=True)
     console.print(f"sleuth serving on [bold]{base}[/]  (API keys: {auth})", highlight=False)
@@ -119,14 +132,55 @@ def serve_command(
     if not workers:
         console.print("  tasks    accepted here, run by `sleuth worker` processes", highlight=False)
     if count == 1:
-        app = create_app(settings, bound_host=bind, workers=workers)
-        uvicorn.run(app, host=bind, port=bind_port, log_level="warning", access_log=False)
+        with listening:
+            _serve(settings, bind, workers, listening)
         return
     console.print(
         f"  processes {count}, sharing the {settings.store.backend} store", highlight=False
     )
-    # Each worker process builds its own app from the same sources (the config file,
-    # the inherited SLEUTH_* environment and these arguments).
+    with listening:
+        _supervise(count, listening, config, replay, bind, workers, settings)
+
+
+def _serve(settings: Settings, bind: str, workers: bool, listening: socket.socket) -> None:
+    """One uvicorn server on the bound socket, with the wire limits of `serve.limits`."""
+    import uvicorn
+
+    from sleuth.api.http import create_app
+    from sleuth.api.wire_protocol import limited_protocol
+
+    app = create_app(settings, bound_host=bind, workers=workers)
+    limits = settings.serve.limits
+    served = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        http=limited_protocol(limits),
+        timeout_keep_alive=limits.keep_alive_s,
+    )
+    uvicorn.Server(served).run(sockets=[listening])
+
+
+_WORKER_SPEC = "SLEUTH_SERVE_WORKER_SPEC"
+
+
+def _supervise(
+    count: int,
+    listening: socket.socket,
+    config: Path | None,
+    replay: Path | None,
+    bind: str,
+    workers: bool,
+    settings: Settings,
+) -> None:
+    """`count` worker processes on the one bound socket until SIGTERM or SIGINT, which
+    each gets in turn (a graceful stop). A worker that dies stops the others and
+    `sleuth serve` exits 1: whatever runs it (systemd, a container) restarts the
+    service whole, rather than this process hiding a crash loop."""
+    import multiprocessing
+
+    # Each worker builds its own app from the same sources: the config file, the
+    # inherited SLEUTH_* environment and these arguments.
     os.environ[_WORKER_SPEC] = json.dumps(
         {
             "config": config and str(config.resolve()),
@@ -135,18 +189,28 @@ def serve_command(
             "workers": workers,
         }
     )
-    uvicorn.run(
-        f"{__name__}:worker_app",
-        factory=True,
-        workers=count,
-        host=bind,
-        port=bind_port,
-        log_level="warning",
-        access_log=False,
-    )
-
-
-_WORKER_SPEC = "SLEUTH_SERVE_WORKER_SPEC"
+    spawn = multiprocessing.get_context("spawn")
+    processes = [spawn.Process(target=_worker_main, args=(listening,)) for _ in range(count)]
+    for process in processes:
+        process.start()
+    stopping: list[int] = []
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda signum, _frame: stopping.append(signum))
+    failed = None
+    while not stopping and failed is None:
+        time.sleep(0.2)
+        failed = next((p for p in processes if not p.is_alive()), None)
+    for process in processes:
+        if process.is_alive():
+            process.terminate()  # SIGTERM: running tasks get serve.shutdown_grace_s
+    for process in processes:
+        process.join(settings.serve.shutdown_grace_s + 10)
+        if process.is_alive():
+            process.kill()
+            process.join()
+    if failed is not None and not stopping:
+        _err(f"a worker process exited with code {failed.exitcode}; stopping the others")
+        raise typer.Exit(1)
 
 
 def _process_count(settings: Settings, asked: int | None) -> int:
@@ -174,17 +238,15 @@ def _usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def worker_app() -> Any:
-    """The app of one `sleuth serve --processes N` worker (a uvicorn factory)."""
-    from sleuth.api.http import create_app
-
+def _worker_main(listening: socket.socket) -> None:
+    """One `sleuth serve --processes N` worker (in its own process)."""
     _stop_with_parent()
     spec = json.loads(os.environ[_WORKER_SPEC])
     settings = load_settings(
         spec["config"] and Path(spec["config"]),
         **({"replay": Path(spec["replay"])} if spec["replay"] else {}),
     )
-    return create_app(settings, bound_host=spec["bound_host"], workers=spec["workers"])
+    _serve(settings, spec["bound_host"], spec["workers"], listening)
 
 
 def worker_command(
@@ -297,6 +359,14 @@ def _on_store(settings: Settings, use: Callable[[Store], Awaitable[_T]]) -> _T:
 def create(
     tenant: Annotated[str, typer.Option("--tenant", help="Whose key: tasks are per tenant.")],
     name: Annotated[str, typer.Option("--name", help="A note to tell keys apart.")] = "",
+    role: Annotated[
+        KeyRoleName,
+        typer.Option(
+            "--role",
+            help="tenant: its own tasks and figures; admin: an operator's key, which also "
+            "sees every tenant's (dashboard, /metrics).",
+        ),
+    ] = KeyRoleName.tenant,
     config: ConfigOption = None,
 ) -> None:
     """Make a key and print it once; only its hash is stored."""
@@ -304,7 +374,10 @@ def create(
 
     try:
         key, _ = _on_store(
-            settings, lambda store: keys.create_key(store, tenant, name=name, now=time.time())
+            settings,
+            lambda store: keys.create_key(
+                store, tenant, name=name, now=time.time(), role=role.value
+            ),
         )
     except SearchError as exc:
         _err(exc.message)
@@ -324,10 +397,12 @@ def list_keys(
 ) -> None:
     """List keys by prefix (never the keys themselves)."""
     settings = _settings(config)
-    table = Table("prefix", "tenant", "name", "created", "revoked")
+    table = Table("prefix", "tenant", "role", "name", "created", "revoked")
     for record in _on_store(settings, lambda store: store.list_keys(tenant)):
         created = time.strftime("%Y-%m-%d %H:%M", time.gmtime(record.created_at))
-        table.add_row(record.prefix, record.tenant, record.name, created, str(record.revoked))
+        table.add_row(
+            record.prefix, record.tenant, record.role, record.name, created, str(record.revoked)
+        )
     Console(soft_wrap=True).print(table)
 
 

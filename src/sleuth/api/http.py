@@ -33,14 +33,23 @@ from fastapi import Depends, FastAPI, Header, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.routing import Route
+from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sleuth import keys
 from sleuth.api import dashboard, http_extract
+from sleuth.api.body_limits import BodyLimits, Refused
 from sleuth.api.mcp import McpEndpoint, build_mcp
+from sleuth.api.openapi_served import served_openapi
+from sleuth.api.parameters import (
+    LAST_EVENT_ID_PATTERN,
+    body_refusal,
+    parameter_error,
+    unreadable_body,
+)
 from sleuth.config import Settings, load_settings
 from sleuth.contract import (
     ErrorInfo,
@@ -52,7 +61,7 @@ from sleuth.contract import (
 from sleuth.errors import InvalidRequest, SearchError, SearchTimeout
 from sleuth.extract.models import ExtractRequest
 from sleuth.feedback import Feedback
-from sleuth.gateway import Sleuth
+from sleuth.gateway import Sleuth, parse_request
 from sleuth.observe import call_context
 from sleuth.stages.project import served_include
 from sleuth.store import Store, open_store
@@ -90,9 +99,12 @@ class Service:
 
 @dataclass(frozen=True)
 class Caller:
-    """Who is asking: the tenant whose tasks the request may see."""
+    """Who is asking: the tenant whose tasks and figures the request may see, and
+    whether it is an operator (an `admin` key, or anyone when auth is off), who also
+    sees the whole service's."""
 
     tenant: str
+    admin: bool = False
 
 
 _bearer = HTTPBearer(auto_error=False, description="An API key from `sleuth keys create`.")
@@ -108,10 +120,10 @@ async def identify(svc: Service, presented: str | None) -> Caller:
     """Who is asking: the key's tenant, after its rate limit; the default tenant when
     auth is off."""
     if not svc.auth_required:
-        return Caller(DEFAULT_TENANT)
+        return Caller(DEFAULT_TENANT, admin=True)
     record = await keys.authenticate(svc.store, presented)
     await keys.admit(svc.store, record, svc.settings.serve.rate_limit, time.time())
-    return Caller(record.tenant)
+    return Caller(record.tenant, admin=record.role == "admin")
 
 
 async def caller(
@@ -131,12 +143,34 @@ async def mcp_tenant(request: Request) -> str:
     return (await identify(service(request), presented)).tenant
 
 
+async def strict_search(request: Request, body: SearchRequest) -> SearchRequest:
+    """The search body held to its JSON Schema's types, as the OpenAPI document says
+    (`"5"`, `0` or `"yes"` for an integer or a boolean are refused by name); FastAPI's
+    own reading coerces them. `5.0` is an integer to JSON Schema, so it is one here."""
+    data = await request.json()
+    if isinstance(data, dict):
+        data = {
+            name: int(value)
+            if isinstance(value, float)
+            and value.is_integer()
+            and name in SearchRequest.model_fields
+            and SearchRequest.model_fields[name].annotation is int
+            else value
+            for name, value in data.items()
+        }
+    try:
+        return parse_request(data, strict=True)
+    except InvalidRequest as exc:
+        raise served_include(exc, service(request).settings.projection.optional) from None
+
+
 Asker = Annotated[Caller, Depends(caller)]
+Searched = Annotated[SearchRequest, Depends(strict_search)]
 Svc = Annotated[Service, Depends(service)]
 
 
-def error_response(error: SearchError) -> JSONResponse:
-    headers = {}
+def error_response(error: SearchError, *, close: bool = False) -> JSONResponse:
+    headers = {"Connection": "close"} if close else {}
     if error.retry_after_s is not None:
         headers["Retry-After"] = str(max(1, round(error.retry_after_s)))
     if error.status_hint == 401:
@@ -185,12 +219,23 @@ def create_app(
             yield
 
     mcp = McpEndpoint(host=host, authenticate=mcp_tenant)
-    app = FastAPI(
+    # FastAPIOffline: /docs and /redoc load Swagger UI and ReDoc from the package's own
+    # copies (under /static-offline-docs), not from a CDN, so they work offline.
+    app = FastAPIOffline(
         title="sleuth",
         summary="Search for AI agents: many back ends, one strict contract, cited results.",
         version="0.1.0",
         lifespan=lifespan,
     )
+    derived = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = served_openapi(derived(), settings)
+        return app.openapi_schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    app.add_middleware(BodyLimits, limits=settings.serve.limits)
     app.add_middleware(_StampArrival)
     _install_error_handlers(app)
     _install_routes(app)
@@ -235,11 +280,31 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def on_http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if isinstance(exc, Refused):
+            return error_response(exc.error, close=True)
+        if exc.status_code == 400 and exc.__cause__ is not None:
+            # FastAPI's "error parsing the body": not UTF-8, or JSON nested too deep.
+            return error_response(unreadable_body(exc.__cause__))
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         info = ErrorInfo(
             code=code, category="non_recoverable", message=f"{request.url.path}: {exc.detail}"
         )
-        return JSONResponse(info.model_dump(mode="json"), status_code=exc.status_code)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:  # every method the path takes, as RFC 9110 asks
+            headers["Allow"] = ", ".join(allowed_methods(app, request.scope))
+        return JSONResponse(
+            info.model_dump(mode="json"), status_code=exc.status_code, headers=headers
+        )
+
+
+def allowed_methods(app: FastAPI, scope: Scope) -> list[str]:
+    """The methods the routes at the request's path take (one route per method here)."""
+    methods: set[str] = set()
+    for route in app.router.routes:
+        match, _ = route.matches(scope)
+        if match is not Match.NONE:
+            methods.update(getattr(route, "methods", None) or ())
+    return sorted(methods)
 
 
 def _describe(request: Request, exc: RequestValidationError) -> InvalidRequest:
@@ -247,8 +312,8 @@ def _describe(request: Request, exc: RequestValidationError) -> InvalidRequest:
     and its allowed values (the body is validated again by its model for the words)."""
     errors = exc.errors()
     in_body = [e for e in errors if e.get("loc", ("",))[0] == "body"]
-    if in_body and any(e.get("type") == "json_invalid" for e in in_body):
-        return InvalidRequest("body: not valid JSON; send a JSON object", field="body")
+    if in_body and (refused := body_refusal(in_body, request.headers.get("content-type"))):
+        return refused
     model = _BODIES.get(request.url.path, SearchRequest)
     if in_body and isinstance(exc.body, dict):
         try:
@@ -257,6 +322,8 @@ def _describe(request: Request, exc: RequestValidationError) -> InvalidRequest:
             error = InvalidRequest.from_details(describe_validation_error(invalid, model))
             return served_include(error, service(request).settings.projection.optional)
     first = errors[0] if errors else {}
+    if first.get("loc", ("",))[0] in ("header", "query", "path"):
+        return parameter_error(first)
     where = ".".join(str(part) for part in first.get("loc", ()) if part != "body") or "request"
     return InvalidRequest(f"{where}: {first.get('msg', 'invalid')}", field=where.split(".")[0])
 
@@ -272,7 +339,7 @@ def _install_routes(app: FastAPI) -> None:
         responses={**_ERRORS, 504: {"model": ErrorInfo, "description": "Took too long."}},
         tags=["search"],
     )
-    async def search(body: SearchRequest, svc: Svc, who: Asker, request: Request) -> Response:
+    async def search(body: Searched, svc: Svc, who: Asker, request: Request) -> Response:
         """Run one search and answer with the projected, cited result."""
         timeout = svc.settings.serve.search_timeout_s + svc.settings.deadline_s
         arrived: float | None = getattr(request.state, "arrived", None)
@@ -295,7 +362,7 @@ def _install_routes(app: FastAPI) -> None:
         tags=["tasks"],
     )
     async def submit(
-        body: SearchRequest,
+        body: Searched,
         svc: Svc,
         who: Asker,
         response: Response,
@@ -336,10 +403,17 @@ def _install_routes(app: FastAPI) -> None:
         task_id: str,
         svc: Svc,
         who: Asker,
-        last_event_id: Annotated[str | None, Header()] = None,
+        last_event_id: Annotated[
+            str | None,
+            Header(
+                alias="Last-Event-ID",
+                pattern=LAST_EVENT_ID_PATTERN,
+                description="Resume after this event's seq (ASCII digits, at most 15).",
+            ),
+        ] = None,
     ) -> StreamingResponse:
         """Follow the task: accepted, started, each provider, each stage, done."""
-        after = int(last_event_id) if last_event_id and last_event_id.isdigit() else 0
+        after = int(last_event_id) if last_event_id else 0
         await svc.runner.get(task_id, who.tenant, events=False)  # 404 before the stream
 
         async def stream() -> AsyncIterator[str]:

@@ -52,6 +52,7 @@ __all__ = [
     "CounterStore",
     "EventRecord",
     "KeyRecord",
+    "KeyRole",
     "KeyStore",
     "NewEvent",
     "Store",
@@ -68,6 +69,7 @@ __all__ = [
 ]
 
 BreakerState = Literal["closed", "open", "half_open"]
+KeyRole = Literal["tenant", "admin"]
 
 #: Bumped when the normalisation of `cache_key` changes, so old entries stop matching.
 _KEY_VERSION = 1
@@ -452,6 +454,9 @@ class KeyRecord:
     created_at: float
     name: str = ""
     revoked: bool = False
+    #: "admin": an operator's key, which sees every tenant's figures (the dashboard's
+    #: global view, /metrics); "tenant": only its own tenant's.
+    role: KeyRole = "tenant"
 
 
 class KeyStore(Protocol):

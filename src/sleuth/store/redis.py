@@ -322,6 +322,7 @@ class RedisStore(RedisTasks):
         base = self._key("{keys}:")
         fields = ["tenant", record.tenant, "prefix", record.prefix, "name", record.name]
         fields += ["created", repr(record.created_at), "revoked", str(int(record.revoked))]
+        fields += ["role", record.role]
         keys = [f"{base}key:{record.key_hash}", f"{base}all"]
         await self._eval(lua.KEY_PUT, keys, [base, record.key_hash, *fields])
 
@@ -371,4 +372,6 @@ def _key_record(h: dict[str, str]) -> KeyRecord:
         created_at=float(h["created"]),
         name=h["name"],
         revoked=h["revoked"] == "1",
+        # Keys made before roles existed are tenants' keys.
+        role="admin" if h.get("role") == "admin" else "tenant",
     )

@@ -15,7 +15,8 @@ Tables (schema version in `PRAGMA user_version`):
                lease_until, cancel_requested, idempotency_key (unique per tenant);
                indexed by (status, priority, created_at) for claiming
     task_events  (task_id, seq) PK, at, kind, detail (JSON)
-    api_keys   key_hash PK, tenant, prefix, name, created_at, revoked
+    api_keys   key_hash PK, tenant, prefix, name, created_at, revoked, role (tenant | admin;
+               added in place to a schema-2 file that lacks it)
 
 Schema 1 (no tasks or keys) is upgraded in place by creating the new tables.
 
@@ -50,7 +51,7 @@ from typing import Any, TypeVar
 
 from sleuth.errors import ConfigError
 from sleuth.store.base import BreakerRecord, BucketRule, CacheEntry, CacheRead, Take
-from sleuth.store.sqlite_tasks import TASK_SCHEMA, TaskTables, immediate
+from sleuth.store.sqlite_tasks import TASK_SCHEMA, TaskTables, add_key_roles, immediate
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
@@ -163,6 +164,7 @@ class SqliteStore(TaskTables):
                 )
             for statement in _SCHEMA:
                 conn.execute(statement)
+            add_key_roles(conn)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
     # BreakerStore

@@ -28,7 +28,7 @@ from sleuth.store.base import (
     finished_status,
 )
 
-__all__ = ["TASK_SCHEMA", "TaskTables", "immediate"]
+__all__ = ["TASK_SCHEMA", "TaskTables", "add_key_roles", "immediate"]
 
 _T = TypeVar("_T")
 
@@ -68,7 +68,8 @@ TASK_SCHEMA = (
         prefix TEXT NOT NULL,
         name TEXT NOT NULL,
         created_at REAL NOT NULL,
-        revoked INTEGER NOT NULL DEFAULT 0
+        revoked INTEGER NOT NULL DEFAULT 0,
+        role TEXT NOT NULL DEFAULT 'tenant'
     )""",
 )
 
@@ -76,7 +77,7 @@ _TASK_COLUMNS = (
     "task_id, tenant, status, request, result, error, priority, created_at, updated_at, "
     "started_at, finished_at, attempts, worker, lease_until, cancel_requested, idempotency_key"
 )
-_KEY_COLUMNS = "key_hash, tenant, prefix, name, created_at, revoked"
+_KEY_COLUMNS = "key_hash, tenant, prefix, name, created_at, revoked, role"
 
 
 @contextmanager
@@ -289,7 +290,7 @@ class TaskTables:
     async def put_key(self, record: KeyRecord) -> None:
         def put(conn: sqlite3.Connection) -> None:
             conn.execute(
-                f"INSERT OR REPLACE INTO api_keys ({_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?)",
+                f"INSERT OR REPLACE INTO api_keys ({_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     record.key_hash,
                     record.tenant,
@@ -297,6 +298,7 @@ class TaskTables:
                     record.name,
                     record.created_at,
                     int(record.revoked),
+                    record.role,
                 ),
             )
 
@@ -407,7 +409,7 @@ def _task(row: tuple[Any, ...]) -> TaskRecord:
 
 
 def _key(row: tuple[Any, ...]) -> KeyRecord:
-    key_hash, tenant, prefix, name, created_at, revoked = row
+    key_hash, tenant, prefix, name, created_at, revoked, role = row
     return KeyRecord(
         key_hash=key_hash,
         tenant=tenant,
@@ -415,4 +417,13 @@ def _key(row: tuple[Any, ...]) -> KeyRecord:
         name=name,
         created_at=created_at,
         revoked=bool(revoked),
+        role="admin" if role == "admin" else "tenant",
     )
+
+
+def add_key_roles(conn: sqlite3.Connection) -> None:
+    """Give a schema-2 file made before key roles its `role` column (every old key a
+    tenant's); an older sleuth reading the file names its columns and is unaffected."""
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(api_keys)")}
+    if "role" not in columns:
+        conn.execute("ALTER TABLE api_keys ADD COLUMN role TEXT NOT NULL DEFAULT 'tenant'")

@@ -7,10 +7,15 @@
     GET /dashboard/data     the figures as JSON (shape: docs/observability.md)
 
 Keys: when auth is on, /metrics and /dashboard/data need a key like every other route
-(`Authorization: Bearer` or `X-API-Key`). The page and its script hold no data and are
-public; the page asks for the key when the data answers 401, keeps it in the tab's
-sessionStorage and sends it as a Bearer header. A key never goes in a URL, where
-access logs and browser history would keep it.
+(`Authorization: Bearer` or `X-API-Key`). A tenant's key sees its own tenant's figures
+on /dashboard/data (`scope: tenant`: its searches, errors and hot keywords; no breakers
+or task counts, which are the whole service's); an operator's key (`sleuth keys create
+--role admin`) sees everyone's (`scope: global`), and only it may read /metrics (403
+`forbidden` for a tenant's key). With auth off, everyone is the operator.
+
+The page and its script hold no data and are public; the page asks for the key when
+the data answers 401, keeps it in the tab's sessionStorage and sends it as a Bearer
+header. A key never goes in a URL, where access logs and browser history would keep it.
 
 The page draws every value with textContent (never innerHTML), and its
 Content-Security-Policy allows only `/dashboard/app.js` as script and only its own
@@ -33,6 +38,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from sleuth.errors import Forbidden
 from sleuth.gateway import Sleuth
 from sleuth.store import Store
 
@@ -72,6 +78,24 @@ _PAGE_HEADERS = {
 }
 
 
+class Asking(Protocol):
+    """What these routes need of the HTTP app's `Caller`."""
+
+    @property
+    def tenant(self) -> str: ...
+
+    @property
+    def admin(self) -> bool: ...
+
+
+def _operator(who: Asking) -> None:
+    if not who.admin:
+        raise Forbidden(
+            "this key is a tenant's; the service-wide figures need an operator's key "
+            "(sleuth keys create --tenant T --role admin)"
+        )
+
+
 class Served(Protocol):
     """What these routes need of the HTTP app's `Service`."""
 
@@ -83,14 +107,16 @@ def routes(service: Callable[..., Any], caller: Callable[..., Any]) -> APIRouter
     """The routes, given the app's dependencies: `service` (the shared `Service`) and
     `caller` (the key check, which passes everyone when auth is off)."""
     router = APIRouter(include_in_schema=False)
-    keyed = [Depends(caller)]
 
     def dashboard_on(svc: Served) -> None:
         if not svc.sleuth.observer.settings.dashboard:
             raise StarletteHTTPException(404, "the dashboard is off (observe.dashboard)")
 
-    @router.get("/metrics", dependencies=keyed)
-    async def metrics(svc: Annotated[Served, Depends(service)]) -> Response:
+    @router.get("/metrics")
+    async def metrics(
+        svc: Annotated[Served, Depends(service)], who: Annotated[Asking, Depends(caller)]
+    ) -> Response:
+        _operator(who)
         observer = svc.sleuth.observer
         if observer.metrics is None:
             raise StarletteHTTPException(404, "metrics are off (observe.metrics)")
@@ -110,10 +136,15 @@ def routes(service: Callable[..., Any], caller: Callable[..., Any]) -> APIRouter
         headers = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-cache"}
         return Response(SCRIPT, media_type="text/javascript", headers=headers)
 
-    @router.get("/dashboard/data", dependencies=keyed)
-    async def data(svc: Annotated[Served, Depends(service)]) -> JSONResponse:
+    @router.get("/dashboard/data")
+    async def data(
+        svc: Annotated[Served, Depends(service)], who: Annotated[Asking, Depends(caller)]
+    ) -> JSONResponse:
         dashboard_on(svc)
-        figures = await svc.sleuth.observer.dashboard_data(svc.sleuth.store, svc.store)
+        tenant = None if who.admin else who.tenant
+        figures = await svc.sleuth.observer.dashboard_data(
+            svc.sleuth.store, svc.store, tenant=tenant
+        )
         return JSONResponse(figures, headers={"Cache-Control": "no-store"})
 
     return router

@@ -50,6 +50,7 @@ from sleuth.api.parameters import (
     parameter_error,
     unreadable_body,
 )
+from sleuth.api.strict_body import schema_typed
 from sleuth.config import Settings, load_settings
 from sleuth.contract import (
     ErrorInfo,
@@ -147,17 +148,7 @@ async def strict_search(request: Request, body: SearchRequest) -> SearchRequest:
     """The search body held to its JSON Schema's types, as the OpenAPI document says
     (`"5"`, `0` or `"yes"` for an integer or a boolean are refused by name); FastAPI's
     own reading coerces them. `5.0` is an integer to JSON Schema, so it is one here."""
-    data = await request.json()
-    if isinstance(data, dict):
-        data = {
-            name: int(value)
-            if isinstance(value, float)
-            and value.is_integer()
-            and name in SearchRequest.model_fields
-            and SearchRequest.model_fields[name].annotation is int
-            else value
-            for name, value in data.items()
-        }
+    data = schema_typed(await request.json(), SearchRequest)
     try:
         return parse_request(data, strict=True)
     except InvalidRequest as exc:

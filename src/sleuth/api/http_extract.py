@@ -11,13 +11,20 @@ The answer is 200 with one page per URL, in order, even when some could not be r
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
+from sleuth.api.strict_body import strict_model
 from sleuth.contract import ErrorInfo
 from sleuth.extract.models import ExtractRequest, ExtractResponse
 
 __all__ = ["routes"]
+
+
+async def strict_extract(request: Request, body: ExtractRequest) -> ExtractRequest:
+    """The body held to its JSON Schema's types, as `/v1/search` holds its own (FastAPI
+    has read `body` for the OpenAPI document and its own checks)."""
+    return strict_model(ExtractRequest, await request.json())
 
 
 def routes(service: Callable[..., Any], caller: Callable[..., Any]) -> APIRouter:
@@ -35,7 +42,7 @@ def routes(service: Callable[..., Any], caller: Callable[..., Any]) -> APIRouter
         tags=["extract"],
     )
     async def extract(
-        body: ExtractRequest,
+        body: Annotated[ExtractRequest, Depends(strict_extract)],
         svc: Annotated[Any, Depends(service)],
         _who: Annotated[Any, Depends(caller)],  # the key check and its rate limit
     ) -> JSONResponse:

@@ -56,6 +56,7 @@ from sleuth.providers.base import (
     ProviderQuery,
     ProviderSettings,
     RawHit,
+    bearer_json_post,
     retry_after_s,
 )
 from sleuth.providers.mapping import FieldMapping, hit_from, json_records
@@ -112,15 +113,7 @@ def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpReque
         body["search_recency_filter"] = _RECENCY[query.time_range]
     if query.domain_filter:
         body["search_filter"] = {"match": {"site": list(query.domain_filter)}}
-    return HttpRequest(
-        method="POST",
-        url=settings.base_url or INFO.default_url,
-        headers={
-            "Authorization": f"Bearer {settings.api_key}",
-            "Content-Type": "application/json",
-        },
-        json=body,
-    )
+    return bearer_json_post(settings.base_url or INFO.default_url, settings.api_key, body)
 
 
 def parse_response(

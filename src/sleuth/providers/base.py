@@ -114,6 +114,17 @@ class Provider:
         return self.info.name
 
 
+def bearer_json_post(url: str, api_key: str | None, body: Mapping[str, Any]) -> HttpRequest:
+    """A POST of `body` as JSON with the key as a bearer token, as most search APIs
+    take it.
+
+    >>> bearer_json_post("https://api.example/search", "k", {"query": "q"}).headers
+    {'Authorization': 'Bearer k', 'Content-Type': 'application/json'}
+    """
+    headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
+    return HttpRequest(method="POST", url=url, headers=headers, json=body)
+
+
 def retry_after_s(headers: Mapping[str, str]) -> float | None:
     """The Retry-After header in seconds (any case of the name); None when absent or not
     a number of seconds.

@@ -63,6 +63,7 @@ from sleuth.providers.base import (
     ProviderQuery,
     ProviderSettings,
     RawHit,
+    bearer_json_post,
     retry_after_s,
 )
 from sleuth.providers.mapping import FieldMapping, hit_from, json_records
@@ -111,15 +112,7 @@ def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpReque
         body["freshness"] = _FRESHNESS[query.time_range]
     if query.domain_filter:
         body["include"] = "|".join(query.domain_filter[:_MAX_DOMAINS])
-    return HttpRequest(
-        method="POST",
-        url=settings.base_url or INFO.default_url,
-        headers={
-            "Authorization": f"Bearer {settings.api_key}",
-            "Content-Type": "application/json",
-        },
-        json=body,
-    )
+    return bearer_json_post(settings.base_url or INFO.default_url, settings.api_key, body)
 
 
 def parse_response(

@@ -63,6 +63,7 @@ from sleuth.providers.base import (
     ProviderQuery,
     ProviderSettings,
     RawHit,
+    bearer_json_post,
     retry_after_s,
     text_or_none,
 )
@@ -127,15 +128,7 @@ def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpReque
     }
     if query.time_range in _TIME_RANGES:
         body["timeRange"] = _TIME_RANGES[query.time_range]
-    return HttpRequest(
-        method="POST",
-        url=settings.base_url or INFO.default_url,
-        headers={
-            "Authorization": f"Bearer {settings.api_key}",
-            "Content-Type": "application/json",
-        },
-        json=body,
-    )
+    return bearer_json_post(settings.base_url or INFO.default_url, settings.api_key, body)
 
 
 def parse_response(

@@ -51,6 +51,7 @@ from sleuth.providers.base import (
     ProviderQuery,
     ProviderSettings,
     RawHit,
+    bearer_json_post,
     retry_after_s,
 )
 from sleuth.providers.mapping import FieldMapping, hit_from, json_records
@@ -96,15 +97,7 @@ def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpReque
         body["fromDate"] = since.date().isoformat()
     if query.domain_filter:
         body["includeDomains"] = list(query.domain_filter)
-    return HttpRequest(
-        method="POST",
-        url=settings.base_url or INFO.default_url,
-        headers={
-            "Authorization": f"Bearer {settings.api_key}",
-            "Content-Type": "application/json",
-        },
-        json=body,
-    )
+    return bearer_json_post(settings.base_url or INFO.default_url, settings.api_key, body)
 
 
 def _now(options: Mapping[str, Any]) -> datetime:

@@ -40,6 +40,7 @@ from sleuth.providers.base import (
     ProviderQuery,
     ProviderSettings,
     RawHit,
+    bearer_json_post,
     retry_after_s,
 )
 from sleuth.providers.mapping import FieldMapping, hit_from, json_records
@@ -80,15 +81,7 @@ def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpReque
     if len(language) == 2 and language.isalpha():
         body["search_language_filter"] = [language]
     body.update(_options(settings.options))
-    return HttpRequest(
-        method="POST",
-        url=settings.base_url or INFO.default_url,
-        headers={
-            "Authorization": f"Bearer {settings.api_key}",
-            "Content-Type": "application/json",
-        },
-        json=body,
-    )
+    return bearer_json_post(settings.base_url or INFO.default_url, settings.api_key, body)
 
 
 def _options(options: Mapping[str, Any]) -> dict[str, Any]:

@@ -261,7 +261,9 @@ def _clause_score(text: str, start: int, end: int, settings: ScoreSettings) -> C
     weights = settings.weights
     links: list[tuple[int, int]] | None = None
     first: dict[Feature, int] = {}
-    for feature, regex in settings._compiled.items():
+
+    def find(feature: Feature, regex: re.Pattern[str]) -> None:
+        nonlocal links
         match = regex.search(text, start, end)
         if match is not None and weights.get(feature, 0.0) < 0:
             # evidence against is not read inside a link: "shop.example" is no example
@@ -271,6 +273,20 @@ def _clause_score(text: str, start: int, end: int, settings: ScoreSettings) -> C
                 match = regex.search(text, match.end(), end)
         if match is not None:
             first[feature] = match.start()
+
+    # Most clauses of a query order nothing: the acts first, and without one the only
+    # way to an order (below) is the assistant's own configuration asked after.
+    compiled = settings._compiled
+    for feature in _ACTS.intersection(compiled):
+        find(feature, compiled[feature])
+    if not first:
+        if "own_config" in compiled:
+            find("own_config", compiled["own_config"])
+        if not first or _QUESTION.search(text, start, end) is None:
+            return ClauseScore(start, end, 0.0, ())
+    for feature, regex in compiled.items():
+        if feature not in first and feature not in _ACTS:
+            find(feature, regex)
     configs = [feature for feature in _CONFIGS if feature in first]
     for weaker in configs[1:]:
         del first[weaker]

@@ -168,7 +168,11 @@ def index_folder(
         writer = engine.Writer(prepare(conn, db_path, tokenizer))
         known = _known_under(conn, given)
         reads = (_read(root, path, known.pop(str(path), None)) for path in files)
-        parsed = _parsed(reads, tokenizer, _cpus() if workers is None else workers, stack)
+        # Files never indexed must all be parsed: when they alone are enough, the
+        # workers start at once instead of after the first PARALLEL_FROM parses here.
+        new = sum(str(path) not in known for path in files)
+        count = _cpus() if workers is None else workers
+        parsed = _parsed(reads, tokenizer, count, stack, head_start=new)
         for done, (read, rows) in enumerate(parsed, start=1):
             outcome = _store(conn, writer, place, read, rows, tokenizer)
             if outcome == "not_text":
@@ -292,14 +296,20 @@ Parsing = list[FileRows | None] | Future[list[FileRows | None]]
 
 
 def _parsed(
-    reads: Iterator[_Read], tokenizer: Tokenizer, workers: int, stack: ExitStack
+    reads: Iterator[_Read],
+    tokenizer: Tokenizer,
+    workers: int,
+    stack: ExitStack,
+    head_start: int = 0,
 ) -> Iterator[tuple[_Read, FileRows | None]]:
     """Each read with its rows, in order. Once `PARALLEL_FROM` files needed parsing
-    (a full build, not a re-index of a few changed files), `workers` processes parse
-    the rest, up to three batches each ahead of the caller storing the earlier ones
-    (no more, so memory stays bounded)."""
+    (a full build, not a re-index of a few changed files), or from the start when
+    `head_start` of them are new, `workers` processes parse the rest, up to three
+    batches each ahead of the caller storing the earlier ones (no more, so memory
+    stays bounded)."""
     parser = _Parser(tokenizer)
-    to_parse = 0
+    # `head_start`: files known to need parsing (never indexed) before any is read.
+    to_parse = head_start if head_start >= PARALLEL_FROM else 0
     waiting: deque[tuple[list[_Read], Files, Parsing]] = deque()
     while batch := list(itertools.islice(reads, _BATCH)):
         todo = [(read.path, read.data, read.mtime) for read in batch if read.outcome is None]

@@ -5,12 +5,12 @@ Chosen by measurement (bench/kb_real.py and the notes in docs/knowledge-base.md)
 FTS5 with `ORDER BY rank LIMIT`, which still scores every matching row, and 0.5 ms in
 tantivy, whose block-max WAND skips the sections that cannot reach the top.
 
-The index holds terms only (no stored text; the text lives once, in SQLite): two
-fields per section, its title (the document title and the section's headings) and
-its text (prose and code), as the terms
-`sleuth.kb.tokenize` made, with positions for phrase credit, and the section's and
-document's ids. It lives in the folder `<database>.tantivy` and is rebuilt from the
-stored text when it is missing or out of step with the database (`store.prepare`).
+The index holds terms only (no stored text; the text lives once, in SQLite): three
+fields per section, its title (the document title and the section's headings), its
+prose and its code, as the terms `sleuth.kb.tokenize` made, with positions for
+phrase credit, and the section's and document's ids. It lives in the folder
+`<database>.tantivy` and is rebuilt from the stored text when it is missing or out of
+step with the database (`store.prepare`).
 
 Each section also carries its document's source name, tags and modified_at (seconds
 since the epoch), indexed for filtering only: a search scoped to sources, tags or a
@@ -18,10 +18,11 @@ date (`Scope`) must match them, and they add nothing to the score, so the engine
 still keeps only the best sections of those that match.
 
 Searching is BM25 per field, summed over the query terms (`TITLE_WEIGHT`,
-`TEXT_WEIGHT`), plus `PHRASE_WEIGHT` for each pair of adjacent query words found next
-to each other in either field. Measured on the development questions, two fields
-beat four (document title, headings, prose and code each weighted on their own:
-1.0, 2.0, 1.0, 0.5), and weights of 1.0 beat a heavier title (docs/knowledge-base.md).
+`TEXT_WEIGHT`, `CODE_WEIGHT`), plus `PHRASE_WEIGHT` for each pair of adjacent query
+words found next to each other in any field. Measured on the development questions,
+the document title and headings in one field beat a field each, a title at half
+weight beat a heavier one, and code in a field of its own beat code in the prose's
+(docs/knowledge-base.md).
 """
 
 from __future__ import annotations
@@ -41,7 +42,12 @@ TITLE_WEIGHT = 0.5
 TEXT_WEIGHT = 1.0
 # About a tenth of a term's, as the sequential dependence model weighs ordered pairs.
 PHRASE_WEIGHT = 0.1
-_FIELDS = (("title", TITLE_WEIGHT), ("text", TEXT_WEIGHT))
+# Code (fenced, indented, <pre>) is a field of its own at the same weight: its own
+# length and statistics, so a long example no longer dilutes its section's prose, nor
+# prose an example's terms (one more Chinese question first, one more English in
+# the held-out half; 0.25 and 0.5 ranked no better; docs/knowledge-base.md).
+CODE_WEIGHT = 1.0
+_FIELDS = (("title", TITLE_WEIGHT), ("text", TEXT_WEIGHT), ("code", CODE_WEIGHT))
 # Indexes opened for searching, by folder, with the identity they were opened at.
 _READERS: dict[Path, tuple[tuple[int, int, int], Any]] = {}
 # Memory the writer may buffer before it writes a segment.
@@ -182,14 +188,15 @@ class Writer:
         scope: Tagged = Tagged(),
     ) -> None:
         """A section: its document's title, its headings, prose and code, each given as
-        space-separated index terms (the first two are its title, the others its text),
+        space-separated index terms (the first two are its title field),
         and what it is filtered on."""
         self._changed = True
         document = tantivy.Document(
             section=section_id,
             doc=doc_id,
             title=f"{page} {title}",
-            text=f"{body} {code}",
+            text=body,
+            code=code,
             source=scope.source,
             modified=scope.modified,
         )

@@ -26,8 +26,8 @@ __all__ = ["backups_for", "choose_providers", "request_for"]
 def choose_providers(req: SearchRequest, settings: Settings) -> list[Provider]:
     """The providers a request goes to: those it names, else the configured chain; an
     unknown or disabled name is `InvalidRequest` naming the allowed ones. A request
-    that only the knowledge base can answer (tags, or source names and no domain in
-    its domain filter) goes only to providers that hold sources; a source name that is
+    that only the knowledge base can answer (no domain in its domain filter, and tags
+    or source names) goes only to providers that hold sources; a source name that is
     not configured is `InvalidRequest` naming the configured ones."""
     _check_sources(req, settings)
     enabled = [name for name, conf in settings.providers.items() if conf.enabled]

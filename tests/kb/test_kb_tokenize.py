@@ -113,3 +113,12 @@ def test_function_words_are_not_terms_unless_an_article_names_them() -> None:
     )
     assert build_query("what is it", "jieba").terms == ("what", "is", "it")  # nothing else
     assert build_query("怎么解压文件", "jieba").terms == ("解压", "文件")
+
+
+def test_ascii_text_splits_at_every_character_but_letters_and_digits() -> None:
+    text = "pg_hba.conf: host all 10.0.3.7/32; lru_cache(maxsize=128) a~b|c\tX"
+    words = ["pg", "hba", "conf", "host", "all", "10", "0", "3", "7", "32", "lru", "cach"]
+    words += ["maxsiz", "128", "a", "b", "c", "x"]
+    assert analyze(text, "jieba") == words
+    # The same words when the text is not all ASCII (the other way of splitting it).
+    assert analyze(text + " — café", "jieba") == [*words, "café"]

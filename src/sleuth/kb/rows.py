@@ -34,6 +34,8 @@ class FileRows:
     title: str
     published_at: str
     sections: tuple[SectionRow, ...]
+    modified_at: str = ""
+    tags: tuple[str, ...] = ()  # its own (front matter), before the source's folder rules
 
 
 def file_rows(path: Path, data: bytes, mtime: float, tokenizer: Tokenizer) -> FileRows | None:
@@ -43,25 +45,28 @@ def file_rows(path: Path, data: bytes, mtime: float, tokenizer: Tokenizer) -> Fi
         doc = parse_document(path, data, mtime)
     except Unreadable:
         return None
-    rows: list[SectionRow] = []
+    page = index_form(unnumbered(doc.title), tokenizer)  # once a file, once a section:
+    rows = []  # their terms are the same for every chunk
     for section in doc.sections:
         title = " ".join(dict.fromkeys([*section.above, *filter(None, [section.heading])]))
-        for chunk in section.chunks():
-            terms = tuple(
-                index_form(text, tokenizer)
-                for text in (unnumbered(doc.title), unnumbered(title), chunk.text, chunk.code)
+        headings = index_form(unnumbered(title), tokenizer)
+        rows += [
+            SectionRow(
+                section.heading,
+                section.anchor,
+                title,
+                pack(chunk.text),
+                pack(chunk.code),
+                (
+                    page,
+                    headings,
+                    index_form(chunk.text, tokenizer),
+                    index_form(chunk.code, tokenizer),
+                ),
             )
-            rows.append(
-                SectionRow(
-                    section.heading,
-                    section.anchor,
-                    title,
-                    pack(chunk.text),
-                    pack(chunk.code),
-                    (terms[0], terms[1], terms[2], terms[3]),
-                )
-            )
-    return FileRows(doc.title, doc.published_at, tuple(rows))
+            for chunk in section.chunks()
+        ]
+    return FileRows(doc.title, doc.published_at, tuple(rows), doc.modified_at, doc.tags)
 
 
 def files_rows(

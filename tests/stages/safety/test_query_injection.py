@@ -30,7 +30,7 @@ from sleuth.stages.safety.query_injection_score import (
 )
 
 #: The patterns and the score without the trained model: the layer whose rules and spans
-#: these tests check (tests/stages/test_query_injection_model.py checks the model).
+#: these tests check (tests/stages/safety/test_query_injection_model.py checks the model).
 NO_MODEL = ModelSettings(enabled=False)
 RULES = QueryInjectionSettings(model=NO_MODEL)
 

@@ -3,7 +3,7 @@ that gives orders to the assistant, with the trained model's help.
 
 What a user checks: the need glued to an order is kept, the order is not sent, and
 the parts the model finds orders are the ones removed. (The patterns' own rewrite is
-tested in tests/stages/test_query_injection.py.)
+tested in tests/stages/safety/test_query_injection.py.)
 """
 
 from __future__ import annotations

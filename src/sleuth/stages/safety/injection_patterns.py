@@ -10,7 +10,7 @@ language, and a deployment replaces any of them from `injection:` in sleuth.yaml
   holding one of them (see `sleuth.stages.safety.injection.RulePattern`). Every match must hold
   one, so take them from a part every match has, as whole words where the pattern
   bounds them by `\\b`, a space or punctuation: `\\b(?:ignore|disregard)\\s+` gives
-  "ignore disregard", `<\\|im_start\\|>` gives "<|". tests/stages/test_injection.py
+  "ignore disregard", `<\\|im_start\\|>` gives "<|". tests/stages/safety/test_injection.py
   checks them on every labelled and recorded text and an example of each pattern.
 - `DISCUSSION_CUES`: expressions that make a hit's sentence a discussion of attacks.
 - `MENTION_LEAD_INS`: expressions after which a hit is a quoted mention.

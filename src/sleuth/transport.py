@@ -161,17 +161,20 @@ class HttpTransport:
         params = request.params
         limit = int(params.get("limit", "10"))
         since = params.get("since")
-        results = await asyncio.to_thread(
-            functools.partial(
-                kb.search,
-                self._kb_path,
-                params.get("q", ""),
-                limit,
-                sources=[name for name in params.get("sources", "").split(",") if name],
-                tags=[tag for tag in params.get("tags", "").split(",") if tag],
-                since=datetime.fromisoformat(since) if since else None,
+        try:
+            results = await asyncio.to_thread(
+                functools.partial(
+                    kb.search,
+                    self._kb_path,
+                    params.get("q", ""),
+                    limit,
+                    sources=[name for name in params.get("sources", "").split(",") if name],
+                    tags=[tag for tag in params.get("tags", "").split(",") if tag],
+                    since=datetime.fromisoformat(since) if since else None,
+                )
             )
-        )
+        except kb.NotSearchable as exc:
+            raise NoResults(str(exc), provider=provider) from None
         if not results and not await asyncio.to_thread(kb.document_count, self._kb_path):
             # Say how to fill it: an empty answer alone reads as "nothing matched".
             raise NoResults(

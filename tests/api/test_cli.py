@@ -2,6 +2,7 @@
 
 import asyncio
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -264,6 +265,17 @@ def test_searching_an_empty_knowledge_base_says_how_to_fill_it(runner: CliRunner
     result = runner.invoke(app, ["search", "caching", "--providers", "local", "--json"])
     errors = json.loads(result.stdout)["errors"]
     assert any("sleuth index" in error["message"] for error in errors), errors
+
+
+def test_searching_a_knowledge_base_an_older_sleuth_wrote_says_to_index_again(
+    runner: CliRunner, docs: Path, tmp_path: Path
+) -> None:
+    indexed = runner.invoke(app, ["index", str(docs)])
+    assert indexed.exit_code == 0, indexed.output
+    shutil.rmtree(tmp_path / "kb.sqlite.tantivy")  # an index of another layout: unreadable
+    result = runner.invoke(app, ["search", "caching", "--providers", "local", "--json"])
+    errors = json.loads(result.stdout)["errors"]
+    assert any("sleuth index PATH` to rebuild" in error["message"] for error in errors), errors
 
 
 def test_a_second_index_run_says_which_lock_another_run_holds(

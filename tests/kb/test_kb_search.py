@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from sleuth.kb import Tokenizer, index_folder, search
+from sleuth.kb import NotSearchable, Tokenizer, index_folder, search
+from sleuth.kb.engine import index_dir, remove_index
 from sleuth.kb.passage import MAX_CHARS
 from sleuth.text import split_sentences
 
@@ -146,6 +147,20 @@ def test_missing_database_gives_nothing_and_creates_nothing(tmp_path: Path) -> N
     db = tmp_path / "none.db"
     assert search(db, "cache", 5) == []
     assert not db.exists()
+
+
+def test_a_lost_or_outdated_full_text_index_says_to_index_again(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "caching.md").write_text(DOCS["en/caching.txt"], encoding="utf-8")
+    db = tmp_path / "kb.db"
+    index_folder(db, notes)
+    remove_index(db)  # as a sleuth with another index layout leaves it: unreadable here
+    with pytest.raises(NotSearchable, match=r"run `sleuth index PATH` to rebuild it"):
+        search(db, "cache hit", 5)
+    report = index_folder(db, notes)  # nothing changed on disk: rebuilt from stored text
+    assert index_dir(db).is_dir() and report.added == 0
+    assert paths(search(db, "cache hit", 5)) == ["caching.md"]
 
 
 def test_snippet_is_whole_sentences_containing_the_term(db: Path) -> None:

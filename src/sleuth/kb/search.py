@@ -42,6 +42,11 @@ SECTIONS_PER_RESULT = 5
 MAX_SECTIONS = 2000
 
 
+class NotSearchable(RuntimeError):
+    """The knowledge base holds documents that cannot be searched until it is indexed
+    again: another sleuth version wrote it, or its full-text index is missing."""
+
+
 def search(
     db_path: Path,
     query: str,
@@ -52,16 +57,30 @@ def search(
     since: datetime | None = None,
 ) -> list[dict[str, Any]]:
     """The `limit` best documents for `query`, each at its best section; empty when
-    there is no index (of this schema version) yet. With `sources`, only documents of
-    those sources; with `tags`, only those carrying at least one of them; with `since`,
-    only those modified then or later."""
+    the knowledge base holds nothing yet. With `sources`, only documents of those
+    sources; with `tags`, only those carrying at least one of them; with `since`, only
+    those modified then or later.
+
+    Raises `NotSearchable` when it holds documents that only the next `sleuth index`
+    makes searchable (silence would read as "nothing matched")."""
     if limit <= 0 or not query.strip() or not db_path.is_file():
         return []
     with closing(connect(db_path)) as conn:
         tokenizer = stored_tokenizer(conn)
-        index = engine.open_index(db_path, create=False) if tokenizer else None
-        if tokenizer is None or index is None:
+        if tokenizer is None:
+            if _holds_documents(conn):
+                raise NotSearchable(
+                    f"the knowledge base {db_path} was written by another sleuth version: "
+                    "run `sleuth index PATH` to upgrade it (the stored text is kept)"
+                )
             return []
+        index = engine.open_index(db_path, create=False)
+        if index is None:
+            raise NotSearchable(
+                f"the full-text index of the knowledge base {db_path} is missing or from "
+                "another sleuth version: run `sleuth index PATH` to rebuild it from the "
+                "stored text (no file is read again)"
+            )
         prepared = build_query(query, tokenizer)
         scope = engine.Scope(
             tuple(name.lower() for name in sources),
@@ -103,6 +122,13 @@ def _best_per_document(
         if len(best) >= limit or len(matches) < wanted or wanted >= MAX_SECTIONS:
             return list(best.values())[:limit]
         wanted *= 4
+
+
+def _holds_documents(conn: sqlite3.Connection) -> bool:
+    try:
+        return conn.execute("SELECT 1 FROM documents LIMIT 1").fetchone() is not None
+    except sqlite3.OperationalError:  # no such table: not a knowledge base sleuth wrote
+        return False
 
 
 def document_count(db_path: Path) -> int:

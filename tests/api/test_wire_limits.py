@@ -122,3 +122,27 @@ def test_at_the_connection_cap_the_oldest_slow_client_makes_room(base: str) -> N
             sock.close()
     assert quick.status_code == 200 and quick.json()["results"]
     assert status == 408 and error["field"] == "headers"
+
+
+def test_every_slow_connection_gets_its_408_not_only_the_oldest(base: str) -> None:
+    slow = [connect(base) for _ in range(LIMITS.max_connections - 1)]
+    try:
+        for index, sock in enumerate(slow):
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nX-Slow: ")
+            time.sleep(0.1 * index)  # deadlines spread over the sweep's periods
+        answers = [answer(sock) for sock in slow]
+    finally:
+        for sock in slow:
+            sock.close()
+    assert [(status, error["field"]) for status, _, error in answers] == [(408, "headers")] * 3
+
+
+def test_a_kept_alive_connections_next_request_must_send_its_headers_in_time(base: str) -> None:
+    with connect(base) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        first = sock.recv(65536)
+        time.sleep(0.6)  # idle, not slow: past header_timeout_s, within keep_alive_s
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\n")
+        status, _, error = answer(sock)
+    assert first.startswith(b"HTTP/1.1 200")
+    assert status == 408 and error["field"] == "headers"

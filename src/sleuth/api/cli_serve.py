@@ -38,6 +38,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sleuth import keys
+from sleuth.api.cli_help import ReadableHelpGroup
 from sleuth.config import Settings, load_settings
 from sleuth.errors import SearchError
 from sleuth.gateway import Sleuth
@@ -49,7 +50,9 @@ __all__ = ["keys_app", "run_worker", "serve_command", "worker_command"]
 
 log = logging.getLogger("sleuth.worker")
 
-keys_app = typer.Typer(help="API keys of the HTTP service.", no_args_is_help=True)
+keys_app = typer.Typer(
+    help="API keys of the HTTP service.", no_args_is_help=True, cls=ReadableHelpGroup
+)
 
 
 class KeyRoleName(StrEnum):

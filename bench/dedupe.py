@@ -5,7 +5,7 @@ Reads tests/data/dedupe/templated.jsonl (written by scripts/make_dedupe_set.py):
 group is one search's results, pages of one template that differ in one number, model,
 name or date, plus copies of some pages as back ends send them (another URL and site
 name, a later snippet window, a cut, a date in front, full-width punctuation, an edited
-word). Each group goes through `sleuth.stages.dedupe.dedupe` as the gateway runs it;
+word). Each group goes through `sleuth.stages.results.dedupe.dedupe` as the gateway runs it;
 "before" is SimHash and title+opening alone (the code before the check, which
 `keep_apart_on_details: false` with `content_match_distance: 0` restores), "after"
 the default (details keep pages apart; copies further apart by SimHash are matched
@@ -26,7 +26,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from sleuth.contract import ResultItem
-from sleuth.stages.dedupe import DedupeSettings, dedupe
+from sleuth.stages.results.dedupe import DedupeSettings, dedupe
 
 SET = Path(__file__).resolve().parents[1] / "tests" / "data" / "dedupe" / "templated.jsonl"
 

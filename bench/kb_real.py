@@ -52,7 +52,7 @@ from typing import Any
 from sleuth import SearchRequest, Sleuth
 from sleuth.kb import document_count, index_folder, search
 from sleuth.kb.store import unpack
-from sleuth.stages.rewrite import RewriteSettings, rewrite
+from sleuth.stages.query.rewrite import RewriteSettings, rewrite
 
 QUESTIONS = Path(__file__).resolve().parents[2] / "shared/bench-data/kb-dev/questions.json"
 Ranker = Callable[[str, int], list[str]]

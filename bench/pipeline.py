@@ -21,7 +21,7 @@ from _common import percentile
 from sleuth.config import Settings
 from sleuth.gateway import Sleuth
 from sleuth.providers.base import HttpRequest
-from sleuth.stages.trust import scheme_and_domain
+from sleuth.stages.verify.trust import scheme_and_domain
 from sleuth.text import tokens
 from sleuth.transport import RawResponse
 

@@ -31,8 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from sleuth.injection_model import ModelSettings
-from sleuth.stages.guard import GuardSettings, Judgement, judge
-from sleuth.stages.query_injection import QueryInjectionSettings
+from sleuth.stages.safety.guard import GuardSettings, Judgement, judge
+from sleuth.stages.safety.query_injection import QueryInjectionSettings
 
 CORPUS = Path(__file__).parents[1] / "tests" / "data" / "safety" / "queries.jsonl"
 ROUND = re.compile(r"\[(round \d+)\]")

@@ -27,12 +27,12 @@ from typing import Any
 from sleuth import providers
 from sleuth.contract import ResultItem
 from sleuth.mapping_files import MappingFiles
-from sleuth.stages.dates import DateSettings, find_date, score_dates
-from sleuth.stages.facts import FactSettings, check_facts, score_claims
-from sleuth.stages.grounding import verify_summary
-from sleuth.stages.grounding_facts import facts_of
-from sleuth.stages.injection import InjectionSettings, score_injections, screen
-from sleuth.stages.normalize import normalize
+from sleuth.stages.facts.agreement import FactSettings, check_facts, score_claims
+from sleuth.stages.facts.grounding import verify_summary
+from sleuth.stages.facts.grounding_facts import facts_of
+from sleuth.stages.results.normalize import normalize
+from sleuth.stages.safety.injection import InjectionSettings, score_injections, screen
+from sleuth.stages.verify.dates import DateSettings, find_date, score_dates
 from sleuth.text import tokens
 from sleuth.transport import read_cassette
 

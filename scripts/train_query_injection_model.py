@@ -1,4 +1,4 @@
-"""Train the query injection model (sleuth.stages.query_injection_model).
+"""Train the query injection model (sleuth.stages.safety.query_injection_model).
 
 Reads the labelled training queries (tests/data/safety/train/*.jsonl and the rows of
 tests/data/safety/queries.jsonl with "split": "tune", plus the information need of each
@@ -35,8 +35,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
 from sleuth.injection_model import BUNDLED, InjectionModel, ModelSettings
-from sleuth.stages.guard import GuardSettings, cleaned
-from sleuth.stages.query_injection import QueryInjectionSettings, query_features
+from sleuth.stages.safety.guard import GuardSettings, cleaned
+from sleuth.stages.safety.query_injection import QueryInjectionSettings, query_features
 
 ROOT = Path(__file__).parents[1]
 SAFETY = ROOT / "tests" / "data" / "safety"

@@ -9,8 +9,8 @@ from pytest_httpserver import HTTPServer
 from sleuth.contract import ResultItem
 from sleuth.errors import RateLimited
 from sleuth.model_summary import summarize_with_model
-from sleuth.stages.grounding import GroundingSettings
-from sleuth.stages.llm_summary import LLMSummarySettings
+from sleuth.stages.facts.grounding import GroundingSettings
+from sleuth.stages.summary.llm_summary import LLMSummarySettings
 from sleuth.transport import HttpTransport
 
 QUERY = "iPhone 15 价格"

@@ -59,7 +59,11 @@ def settings(**kw: Any) -> Settings:
 def observed(conf: Settings, cassette: Cassette, log: Path, **observe: Any) -> Sleuth:
     """A Sleuth whose call log goes to `log` (the `observe:` section, given here)."""
     sleuth = Sleuth(conf, cassette.transport(), store=MemoryStore())
-    sleuth.observer = Observer.for_settings(conf, ObserveSettings(log_to=str(log), **observe))
+    sleuth.observer = Observer(
+        ObserveSettings(log_to=str(log), **observe),
+        secret_env=conf.secret_env(),
+        watched=[*conf.chain, *conf.backups],
+    )
     return sleuth
 
 

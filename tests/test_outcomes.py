@@ -9,7 +9,7 @@ import pytest
 
 from sleuth.config import Settings
 from sleuth.gateway import Sleuth
-from sleuth.stages.dedupe import DedupeSettings, canonical_url
+from sleuth.stages.results.dedupe import DedupeSettings, canonical_url
 from sleuth.testing import Cassette
 
 DATA = Path(__file__).parent / "data"

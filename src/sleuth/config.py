@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from sleuth.admission import AdmissionSettings
+from sleuth.data_dir import default_data_dir
 from sleuth.egress import EgressSettings
 from sleuth.errors import ConfigError
 from sleuth.extract.settings import ExtractSettings
@@ -37,31 +38,26 @@ from sleuth.resilience.retry import RetrySettings
 from sleuth.resilience.rules import RulesSettings
 from sleuth.resilience.stragglers import StragglerSettings
 from sleuth.service_settings import ServeSettings, TaskSettings
-from sleuth.stages.clean import CleanSettings
-from sleuth.stages.content_policy import ContentPolicySettings
-from sleuth.stages.dates import DateSettings
-from sleuth.stages.dedupe import DedupeSettings
-from sleuth.stages.facts import FactSettings
-from sleuth.stages.grounding import GroundingSettings
-from sleuth.stages.guard import GuardSettings
-from sleuth.stages.injection import InjectionSettings
-from sleuth.stages.llm_summary import LLMSummarySettings
-from sleuth.stages.project import ProjectionSettings
-from sleuth.stages.rank import RankSettings
-from sleuth.stages.rewrite import RewriteSettings
-from sleuth.stages.summarize import SummarySettings
-from sleuth.stages.trust import TrustSettings
-from sleuth.stages.verify import ConfidenceSettings
+from sleuth.stages.facts.agreement import FactSettings
+from sleuth.stages.facts.grounding import GroundingSettings
+from sleuth.stages.query.rewrite import RewriteSettings
+from sleuth.stages.results.clean import CleanSettings
+from sleuth.stages.results.dedupe import DedupeSettings
+from sleuth.stages.results.project import ProjectionSettings
+from sleuth.stages.results.rank import RankSettings
+from sleuth.stages.safety.content_policy import ContentPolicySettings
+from sleuth.stages.safety.guard import GuardSettings
+from sleuth.stages.safety.injection import InjectionSettings
+from sleuth.stages.summary.llm_summary import LLMSummarySettings
+from sleuth.stages.summary.summarize import SummarySettings
+from sleuth.stages.verify.confidence import ConfidenceSettings
+from sleuth.stages.verify.dates import DateSettings
+from sleuth.stages.verify.trust import TrustSettings
 from sleuth.store import CacheSettings, StoreSettings
 from sleuth.transport import read_cassette
 from sleuth.yaml_file import read_yaml
 
 log = logging.getLogger(__name__)
-
-
-def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share"
-    return Path(base) / "sleuth"
 
 
 class ProviderConfig(BaseModel):

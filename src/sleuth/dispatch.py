@@ -16,7 +16,7 @@ from sleuth.config import Settings
 from sleuth.contract import SearchRequest
 from sleuth.errors import InvalidRequest, MissingApiKey
 from sleuth.providers.base import HttpRequest, Provider, ProviderQuery, ProviderSettings
-from sleuth.stages.rewrite import Rewritten
+from sleuth.stages.query.rewrite import Rewritten
 
 __all__ = ["backups_for", "choose_providers", "request_for"]
 

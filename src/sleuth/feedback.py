@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from sleuth.stages.trust import registrable_domain
+from sleuth.stages.verify.trust import registrable_domain
 from sleuth.store import CounterStore
 
 __all__ = ["Feedback", "FeedbackTally", "prior"]

@@ -63,21 +63,27 @@ from sleuth.resilience.call import Exchange, Policies, ProviderOutcome, ask_chai
 from sleuth.resilience.hedge import LatencyTracker
 from sleuth.resilience.quota import Quota
 from sleuth.resilience.rules import RuleBook
-from sleuth.stages.clean import clean
-from sleuth.stages.content_policy import apply_content_policy
-from sleuth.stages.dedupe import dedupe
 from sleuth.stages.facts import check_facts
-from sleuth.stages.guard import guard
-from sleuth.stages.injection import screen
-from sleuth.stages.project import check_include, project, served_include
-from sleuth.stages.rank import rank
-from sleuth.stages.rewrite import Rewritten, asks_for_sources, is_time_sensitive, rewrite
-from sleuth.stages.rewrite import warm_up as warm_up_rewrite
-from sleuth.stages.safety import sanitise_items, sanitise_response
-from sleuth.stages.scope import refusal
-from sleuth.stages.summarize import summarize
-from sleuth.stages.trust import score_items
-from sleuth.stages.verify import confidence, date_items
+from sleuth.stages.query import Rewritten, asks_for_sources, is_time_sensitive, rewrite
+from sleuth.stages.query.rewrite import warm_up as warm_up_rewrite
+from sleuth.stages.results import (
+    check_include,
+    clean,
+    dedupe,
+    project,
+    rank,
+    refusal,
+    served_include,
+)
+from sleuth.stages.safety import (
+    apply_content_policy,
+    guard,
+    sanitise_items,
+    sanitise_response,
+    screen,
+)
+from sleuth.stages.summary import summarize
+from sleuth.stages.verify import confidence, date_items, score_items
 from sleuth.store import (
     CacheEntry,
     MemoryStore,
@@ -190,7 +196,11 @@ class Sleuth:
         #: Which domains' results were shown, for the click-through prior (`feedback.py`).
         self.feedback = FeedbackTally()
         #: The call log, metrics and dashboard figures of this instance's searches.
-        self.observer = Observer.for_settings(self.settings)
+        self.observer = Observer(
+            self.settings.observe,
+            secret_env=self.settings.secret_env(),
+            watched=[*self.settings.chain, *self.settings.backups],
+        )
         #: How many searches run at once; the rest wait their turn (admission.py).
         self.gate = Gate(self.settings.admission, self.settings.deadline_s)
         #: How long the stages after the fan-out take, kept clear of the deadline.

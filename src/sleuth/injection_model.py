@@ -6,7 +6,7 @@ weights and how they were trained, written by `scripts/train_query_injection_mod
 The one shipped with sleuth is `query_injection_model.json` next to this module;
 `guard.injection.model.path` names another. This module reads it (the only I/O of
 the model, done once, when the settings are built); the features it weighs are
-`sleuth.stages.query_injection_model`'s.
+`sleuth.stages.safety.query_injection_model`'s.
 
 >>> bundled_model().threshold > 0
 True
@@ -99,7 +99,7 @@ class ModelSettings(BaseModel):
         default=True,
         description=(
             "Whether the trained classifier has the last word on whether a query is an "
-            "order (sleuth.stages.query_injection_model); false leaves the patterns and "
+            "order (sleuth.stages.safety.query_injection_model); false leaves the patterns and "
             "the score to decide alone."
         ),
     )

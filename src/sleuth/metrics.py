@@ -8,6 +8,9 @@ figures. Nothing here decides what a search's status is or reads the store: that
 
 Each `Metrics` has its own `CollectorRegistry`, so two apps (or two tests) in one
 process never share a counter; `/metrics` renders the registry of its app's `Sleuth`.
+Under `sleuth serve --processes N` the workers count into prometheus_client's
+multiprocess files (`PROMETHEUS_MULTIPROC_DIR`, which the supervisor sets), and
+`/metrics` renders all of them summed, whichever worker answers the scrape.
 
 >>> window = SearchWindow(bucket_s=10, window_s=60)
 >>> for ms in (100.0, 200.0, 300.0):
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import os
 import threading
 import unicodedata
 from collections import Counter, deque
@@ -37,6 +41,7 @@ from prometheus_client import (
     generate_latest,
 )
 from prometheus_client import Counter as PromCounter
+from prometheus_client.multiprocess import MultiProcessCollector
 
 from sleuth.contract import Priority
 from sleuth.resilience.quota import Grant, Quota, QuotaSettings
@@ -79,9 +84,14 @@ class Metrics:
 
     def __init__(self, latency_buckets_s: Sequence[float] = DEFAULT_LATENCY_BUCKETS_S) -> None:
         self.registry = CollectorRegistry()
-        # Memory and CPU of the process: what an operator looks at next to latency.
-        ProcessCollector(registry=self.registry)
-        GCCollector(registry=self.registry)
+        #: The workers' figures live in files there (set before prometheus_client is
+        #: imported, by `sleuth serve --processes N`): `render` sums them.
+        self.multiprocess_dir = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or None
+        if self.multiprocess_dir is None:
+            # Memory and CPU of the process: what an operator looks at next to latency.
+            # (Not across processes: they would show the one that answered the scrape.)
+            ProcessCollector(registry=self.registry)
+            GCCollector(registry=self.registry)
         reg = self.registry
         buckets = tuple(latency_buckets_s)
         self.searches = PromCounter(
@@ -153,23 +163,33 @@ class Metrics:
             "sleuth_breaker_state",
             "Circuit breaker per provider: 0 closed, 1 half_open, 2 open (read on scrape).",
             ["provider"],
+            # Read from the shared store on scrape (these three gauges): the latest
+            # reading, by whichever process, is the answer.
+            multiprocess_mode="mostrecent",
             registry=reg,
         )
         self.queue_depth = Gauge(
             "sleuth_task_queue_depth",
             "Pending tasks (read from the store on scrape).",
+            multiprocess_mode="mostrecent",
             registry=reg,
         )
         self.tasks = Gauge(
             "sleuth_tasks",
             "Tasks in the store by status (read on scrape).",
             ["status"],
+            multiprocess_mode="mostrecent",
             registry=reg,
         )
 
     def render(self) -> bytes:
-        """The Prometheus text exposition of every metric."""
-        return generate_latest(self.registry)
+        """The Prometheus text exposition of every metric (of every worker process,
+        summed, under `--processes N`)."""
+        if self.multiprocess_dir is None:
+            return generate_latest(self.registry)
+        merged = CollectorRegistry()
+        MultiProcessCollector(merged, path=self.multiprocess_dir)  # type: ignore[no-untyped-call]
+        return generate_latest(merged)
 
 
 def percentile(values: Sequence[float], q: float) -> float | None:

@@ -1,6 +1,6 @@
 """The optional language-model summary, grounded before anyone sees it.
 
-The request and its parsing are pure (`sleuth.stages.llm_summary`); the call goes
+The request and its parsing are pure (`sleuth.stages.summary.llm_summary`); the call goes
 through the transport like a provider's (egress proxy, timeouts, record and replay).
 The model's text is then checked sentence by sentence with `verify_summary`: only a
 sentence that one result supports is kept, cited to the sentence of that result's
@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sleuth.contract import Citation, Degradation, ResultItem, SummarySentence
-from sleuth.stages.grounding import GroundingSettings, SentenceCheck, verify_summary
-from sleuth.stages.llm_summary import (
+from sleuth.stages.facts.grounding import GroundingSettings, SentenceCheck, verify_summary
+from sleuth.stages.summary.llm_summary import (
     NAME,
     LLMSummarySettings,
     build_chat_request,

@@ -36,7 +36,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, MutableMapp
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import structlog
 from pydantic import BaseModel, ConfigDict, Field
@@ -65,9 +65,6 @@ from sleuth.metrics import (
 from sleuth.redaction import RedactSecrets, drop_secret_words, redact_text, secret_values
 from sleuth.resilience.quota import Quota, QuotaSettings
 from sleuth.store.base import BreakerStore, CounterStore, TaskState, TaskStore
-
-if TYPE_CHECKING:
-    from sleuth.config import Settings
 
 __all__ = [
     "CallRecord",
@@ -222,18 +219,6 @@ class Observer:
         window = SearchWindow(bucket_s=self.settings.bucket_s, window_s=self.settings.window_s)
         keywords = HotKeywords(self.settings.hot_keywords_capacity)
         return Figures(window, keywords, self.settings.recent_errors)
-
-    @classmethod
-    def for_settings(cls, settings: Settings, observe: ObserveSettings | None = None) -> Observer:
-        """The observer of a `Sleuth` with these settings: their `observe:` section
-        unless `observe` is given; their providers' key variables are secrets."""
-        if observe is None:  # getattr: until config.py carries the section
-            observe = getattr(settings, "observe", None)
-        return cls(
-            observe if isinstance(observe, ObserveSettings) else None,
-            secret_env=settings.secret_env(),
-            watched=[*settings.chain, *settings.backups],
-        )
 
     # --- life -----------------------------------------------------------------------
 

@@ -16,8 +16,8 @@ from sleuth import providers as registry
 from sleuth.contract import Degradation, ErrorInfo, ProviderReport, ResultItem, SearchRequest
 from sleuth.providers.base import Provider
 from sleuth.resilience.call import ProviderOutcome
-from sleuth.stages.normalize import normalize
-from sleuth.stages.scope import filter_domains, filter_time_range
+from sleuth.stages.results.normalize import normalize
+from sleuth.stages.results.scope import filter_domains, filter_time_range
 
 __all__ = ["Merged", "merge_outcomes"]
 

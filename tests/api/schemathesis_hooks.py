@@ -15,7 +15,7 @@ from typing import Any
 import schemathesis
 from schemathesis.checks import positive_data_acceptance
 
-#: How the guard's refusals begin (sleuth.stages.guard).
+#: How the guard's refusals begin (sleuth.stages.safety.guard).
 GUARD_REFUSALS = (
     "query: nothing searchable remains after",
     "query: only punctuation remains after cleaning",

@@ -103,6 +103,31 @@ def test_two_processes_share_the_port_and_the_tasks(tmp_path: Path) -> None:
             assert "processes 2, sharing the sqlite store" in banner
 
 
+def searches_counted(metrics: str) -> float:
+    """The sum of `sleuth_searches_total` over its labels, as Prometheus would add it."""
+    return sum(
+        float(line.rsplit(" ", 1)[1])
+        for line in metrics.splitlines()
+        if line.startswith("sleuth_searches_total{")
+    )
+
+
+def test_metrics_count_every_worker_whichever_answers_the_scrape(tmp_path: Path) -> None:
+    with FaultServer() as provider:
+        config = write_config(tmp_path, provider.url_for("ok"))
+        port = free_port()
+        with serve(config, port, tmp_path / "serve.log", "--processes", "2"):
+            for n in range(30):  # a new connection each: the kernel spreads them
+                answer = httpx.post(
+                    f"http://127.0.0.1:{port}/v1/search", json={"query": f"metrics {n}"}
+                )
+                assert answer.status_code == 200, answer.text
+            for _ in range(6):  # each scrape on a new connection, to either worker
+                scraped = httpx.get(f"http://127.0.0.1:{port}/metrics")
+                assert scraped.status_code == 200
+                assert searches_counted(scraped.text) == 30
+
+
 def test_the_workers_stop_when_the_server_is_killed(tmp_path: Path) -> None:
     with FaultServer() as provider:
         config = write_config(tmp_path, provider.url_for("ok"))

@@ -23,9 +23,11 @@ import gc
 import json
 import logging
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -191,6 +193,27 @@ def _supervise(
     each gets in turn (a graceful stop). A worker that dies stops the others and
     `sleuth serve` exits 1: whatever runs it (systemd, a container) restarts the
     service whole, rather than this process hiding a crash loop."""
+    # The workers count into prometheus_client's files here, so that /metrics, whoever
+    # answers it, shows every worker's figures (an operator's own directory is kept).
+    own_metrics_dir = "PROMETHEUS_MULTIPROC_DIR" not in os.environ
+    if own_metrics_dir:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="sleuth-metrics-")
+    try:
+        _run_workers(count, listening, config, replay, bind, workers, settings)
+    finally:
+        if own_metrics_dir:
+            shutil.rmtree(os.environ.pop("PROMETHEUS_MULTIPROC_DIR"), ignore_errors=True)
+
+
+def _run_workers(
+    count: int,
+    listening: socket.socket,
+    config: Path | None,
+    replay: Path | None,
+    bind: str,
+    workers: bool,
+    settings: Settings,
+) -> None:
     import multiprocessing
 
     # Each worker builds its own app from the same sources: the config file, the

@@ -64,7 +64,7 @@ from sleuth.extract.models import ExtractRequest
 from sleuth.feedback import Feedback
 from sleuth.gateway import Sleuth, parse_request
 from sleuth.observe import call_context
-from sleuth.stages.project import served_include
+from sleuth.stages.results.project import served_include
 from sleuth.store import Store, open_store
 from sleuth.tasks import DEFAULT_TENANT, TaskRunner
 from sleuth.tools import tool_definitions

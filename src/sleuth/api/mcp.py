@@ -77,7 +77,7 @@ from sleuth.errors import InvalidRequest, SearchError
 from sleuth.gateway import Sleuth, parse_request
 from sleuth.observe import call_context
 from sleuth.service_settings import is_loopback
-from sleuth.stages.project import served_include
+from sleuth.stages.results.project import served_include
 from sleuth.store import open_store
 from sleuth.tasks import DEFAULT_TENANT, TaskRunner
 from sleuth.tools import (

@@ -8,7 +8,7 @@ models cannot say it.
   `projection.always` field the contract lets a request name), not every field the
   contract knows.
 - `domain_filter` only with a provider that returns web pages: a request naming only
-  the knowledge base (`local`) may not filter by domain (`sleuth.stages.scope`).
+  the knowledge base (`local`) may not filter by domain (`sleuth.stages.results.scope`).
 - A `SearchRequest` field with a default also takes `null` for that default (as
   strict-mode tool callers send it).
 - Headers are strings: FastAPI's `null` branch of an optional header is dropped.

@@ -14,7 +14,7 @@ from sleuth.errors import InvalidRequest, SearchError
 from sleuth.extract.models import ExtractedPage
 from sleuth.extract.reader import error_page, page_from_document
 from sleuth.extract.screening import screened
-from sleuth.stages.injection import InjectionSettings
+from sleuth.stages.safety.injection import InjectionSettings
 
 __all__ = ["page_from_file"]
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from lxml.html import HtmlElement
 
-from sleuth.stages.dates import DateSettings, find_date
+from sleuth.stages.verify.dates import DateSettings, find_date
 
 __all__ = ["PageFacts", "page_facts", "parse_stamp"]
 

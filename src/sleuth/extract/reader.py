@@ -25,7 +25,7 @@ from sleuth.extract.models import ExtractedPage, ExtractRequest, TlsInfo
 from sleuth.extract.robots import PRODUCT_TOKEN, RobotsCache
 from sleuth.extract.screening import screened
 from sleuth.extract.settings import ExtractSettings
-from sleuth.stages.injection import InjectionSettings
+from sleuth.stages.safety.injection import InjectionSettings
 from sleuth.store import CacheEntry, CacheStore
 
 if TYPE_CHECKING:

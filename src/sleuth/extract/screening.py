@@ -1,6 +1,6 @@
 """A page's text as every text sleuth returns: instructions aimed at the agent
-neutralised (`sleuth.stages.injection`), then made plain and inert
-(`sleuth.stages.safety`): no markup, no script links, only http(s) links.
+neutralised (`sleuth.stages.safety.injection`), then made plain and inert
+(`sleuth.stages.safety.sanitise`): no markup, no script links, only http(s) links.
 
 >>> from sleuth.extract.models import ExtractedPage
 >>> page = screened(ExtractedPage(url="https://example.org/", title="Hotels",
@@ -13,8 +13,8 @@ neutralised (`sleuth.stages.injection`), then made plain and inert
 from __future__ import annotations
 
 from sleuth.extract.models import ExtractedPage
-from sleuth.stages.injection import INJECTION_FLAG, InjectionSettings, detect, neutralise
-from sleuth.stages.safety import safe_text, safe_url
+from sleuth.stages.safety.injection import INJECTION_FLAG, InjectionSettings, detect, neutralise
+from sleuth.stages.safety.sanitise import safe_text, safe_url
 
 __all__ = ["screened"]
 

@@ -12,13 +12,29 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from sleuth.contract import TimeRange
-from sleuth.errors import BadResponse, from_status
+from sleuth.providers.body import RawHit, check_status, expect_object, retry_after_s, text_or_none
+from sleuth.providers.mapping import FieldMapping
 
-if TYPE_CHECKING:
-    from sleuth.providers.mapping import FieldMapping
+# The body helpers are re-exported: provider modules import what they need from here.
+__all__ = [
+    "BuildRequest",
+    "HttpRequest",
+    "ParseResponse",
+    "Provider",
+    "ProviderInfo",
+    "ProviderQuery",
+    "ProviderSettings",
+    "QueryStyle",
+    "RawHit",
+    "bearer_json_post",
+    "check_status",
+    "expect_object",
+    "retry_after_s",
+    "text_or_none",
+]
 
 QueryStyle = Literal["keywords", "natural"]
 
@@ -84,21 +100,8 @@ class HttpRequest:
     json: Any = None
 
 
-@dataclass(frozen=True)
-class RawHit:
-    """One result exactly as the back end described it, before normalisation."""
-
-    url: str | None
-    title: str | None
-    snippet: str | None
-    published_at: str | None = None
-    fields: Mapping[str, Any] = field(default_factory=dict)
-    #: Unified fields whose primary name was missing and a later alias answered.
-    fell_back: tuple[str, ...] = ()
-
-
 BuildRequest = Callable[[ProviderQuery, ProviderSettings], HttpRequest]
-ParseResponse = Callable[[int, Mapping[str, str], Any, "FieldMapping"], list[RawHit]]
+ParseResponse = Callable[[int, Mapping[str, str], Any, FieldMapping], list[RawHit]]
 
 
 @dataclass(frozen=True)
@@ -123,46 +126,3 @@ def bearer_json_post(url: str, api_key: str | None, body: Mapping[str, Any]) -> 
     """
     headers = {"Authorization": f"Bearer {api_key}", "Content-Type": "application/json"}
     return HttpRequest(method="POST", url=url, headers=headers, json=body)
-
-
-def retry_after_s(headers: Mapping[str, str]) -> float | None:
-    """The Retry-After header in seconds (any case of the name); None when absent or not
-    a number of seconds.
-
-    >>> retry_after_s({"Retry-After": "2"}), retry_after_s({"retry-after": "soon"})
-    (2.0, None)
-    """
-    for key, value in headers.items():
-        if key.lower() == "retry-after":
-            try:
-                seconds = float(value.strip())
-            except ValueError:
-                return None
-            return seconds if seconds >= 0 else None
-    return None
-
-
-def check_status(provider: str, status: int, headers: Mapping[str, str], body: Any) -> None:
-    """Raise the contract error for a non-2xx answer; shared by every HTTP provider."""
-    if 200 <= status < 300:
-        return
-    text = body if isinstance(body, str) else str(body)
-    raise from_status(provider, status, " ".join(text.split())[:200], retry_after_s(headers))
-
-
-def expect_object(provider: str, body: Any) -> Mapping[str, Any]:
-    """The body as a JSON object, or `BadResponse` (a CAPTCHA page dressed as 200, say)."""
-    if not isinstance(body, Mapping):
-        preview = " ".join(str(body).split())[:120]
-        raise BadResponse(
-            f"{provider} answered something that is not a JSON object: {preview!r}",
-            provider=provider,
-        )
-    return body
-
-
-def text_or_none(value: Any) -> str | None:
-    """A string field as sent, with empty strings and non-strings counted as missing."""
-    if isinstance(value, str) and value.strip():
-        return value
-    return None

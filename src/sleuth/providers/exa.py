@@ -89,7 +89,7 @@ INFO = ProviderInfo(
 DEFAULT_URL = "https://api.exa.ai/search"
 DEFAULT_TYPE = "auto"
 DEFAULT_HIGHLIGHT_CHARS = 1000
-# The same spans the gateway uses when it filters by date itself (stages/scope.py).
+# The same spans the gateway uses when it filters by date itself (stages/results/scope.py).
 _SPANS: dict[TimeRange, timedelta] = {
     "past_week": timedelta(days=7),
     "past_month": timedelta(days=31),

@@ -39,7 +39,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from sleuth.errors import BadResponse
-from sleuth.providers.base import RawHit, check_status, expect_object
+from sleuth.providers.body import RawHit, check_status, expect_object
 
 UnifiedField = Literal["url", "title", "snippet", "published_at"]
 

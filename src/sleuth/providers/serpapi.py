@@ -80,7 +80,7 @@ from sleuth.providers.base import (
     text_or_none,
 )
 from sleuth.providers.mapping import FieldMapping, hit_from, lookup, records
-from sleuth.stages.dates import DateSettings, find_date
+from sleuth.stages.verify.dates import DateSettings, find_date
 
 INFO = ProviderInfo(
     name="serpapi",

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from sleuth.data_dir import default_data_dir
 from sleuth.store.base import (
     BreakerRecord,
     BreakerStore,
@@ -75,9 +76,6 @@ __all__ = [
 
 
 def _default_path() -> Path:
-    # Imported here: sleuth.config will import this module for StoreSettings.
-    from sleuth.config import default_data_dir
-
     return default_data_dir() / "state.sqlite"
 
 

@@ -1,0 +1,429 @@
+"""Dedupe stage: one result per page, however many back ends or URLs it came under.
+
+Owns the three levels of sameness, applied in order:
+
+1. the canonical URL (`canonical_url`: scheme and host case, http = https, `www.`,
+   default ports, fragments, tracking and session parameters, trailing slash,
+   query order);
+2. the same title and the same opening of the snippet;
+3. SimHash of title and snippet within a small Hamming distance, for texts long
+   enough to judge; or, a little further apart, the same content word by word (the
+   same text but for a site name, a snippet window, a cut or a date in front, and at
+   most a couple of edited words);
+
+except that levels 2 and 3 keep apart items whose texts disagree on a number, a
+model, a name or a date (`sleuth.stages.results.dedupe_details`): templated pages are not
+copies of each other;
+
+and how duplicates merge (`_merge`): the first-seen item's text, every provider and
+its best position, the https URL, any date. Pure: no I/O, settings come from
+`dedupe:` in sleuth.yaml.
+
+>>> canonical_url("http://www.Example.com:80/a/?utm_source=x&b=2&a=1#top", DedupeSettings())
+'https://example.com/a?a=1&b=2'
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Sequence
+from functools import lru_cache
+from hashlib import blake2b
+from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sleuth.contract import ResultItem
+from sleuth.stages.results.dedupe_details import compare_items, title_numbers
+from sleuth.text import tokens
+
+__all__ = ["DedupeSettings", "canonical_url", "dedupe", "hamming", "simhash"]
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_PERCENT_ESCAPE = re.compile(r"%[0-9a-fA-F]{2}")
+
+# SimHash adds the 64 bits of every token's hash as 64 counters at once: each hash
+# is spread into a big integer with one 8-bit lane per hash bit, so summing the
+# spread integers sums all 64 counters in one addition (see _simhash_of).
+_BITS = 64
+_LANE = 8
+_LANE_CAPACITY = 255  # tokens a lane can count
+_LANES = struct.Struct(f"<{_BITS}B")
+_ONE_PER_LANE = int.from_bytes(b"\x01" * _BITS, "little")
+_HIGH_BIT_TO_DIGIT = bytes.maketrans(bytes(range(256)), b"0" * 128 + b"1" * 128)
+_SPREAD_BYTE = tuple(
+    sum(1 << (bit * _LANE) for bit in range(8) if byte >> bit & 1) for byte in range(256)
+)
+
+
+class DedupeSettings(BaseModel):
+    """The `dedupe:` section of sleuth.yaml."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tracking_params: list[str] = Field(
+        default_factory=lambda: [
+            "utm_*",
+            "fbclid",
+            "gclid",
+            "dclid",
+            "msclkid",
+            "mc_cid",
+            "mc_eid",
+            "yclid",
+            "spm",
+            "ref",
+            "ref_src",
+            "source",
+            "from",
+            "share",
+            "igshid",
+            "_ga",
+            "_gl",
+        ],
+        description=(
+            "Query parameters that only say where a click came from; dropped from the "
+            "canonical URL. Case-insensitive; a trailing * matches a prefix (utm_*)."
+        ),
+    )
+    session_params: list[str] = Field(
+        default_factory=lambda: [
+            "sid",
+            "sessionid",
+            "session_id",
+            "phpsessid",
+            "jsessionid",
+            "aspsessionid",
+        ],
+        description=(
+            "Session identifiers dropped from the canonical URL, as query parameters "
+            "or as path parameters (;jsessionid=...). Same matching as tracking_params."
+        ),
+    )
+    snippet_prefix_chars: int = Field(
+        default=200,
+        ge=1,
+        description=(
+            "Level 2: items with the same title and the same first N snippet characters merge."
+        ),
+    )
+    simhash_max_distance: int = Field(
+        default=3,
+        ge=0,
+        le=64,
+        description=(
+            "Level 3: items merge when the SimHash Hamming distance of title+snippet is "
+            "below this (strictly less); 0 turns level 3 off."
+        ),
+    )
+    simhash_min_tokens: int = Field(
+        default=8,
+        ge=1,
+        description=(
+            "Level 3 only judges texts with at least this many tokens; "
+            "shorter ones never merge by SimHash."
+        ),
+    )
+
+    keep_apart_on_details: bool = Field(
+        default=True,
+        description=(
+            "Levels 2 and 3 never merge items whose title or snippet disagree on a "
+            "number, a model, a name or a date (templated pages: 128GB vs 256GB, two "
+            "cities); false merges them on text similarity alone."
+        ),
+    )
+    content_match_distance: int = Field(
+        default=16,
+        ge=0,
+        le=64,
+        description=(
+            "Level 3, word by word: items whose SimHash distance is below this (and not "
+            "below simhash_max_distance) merge when their texts are the same content "
+            "(see content_min_coverage, content_max_edited_words) and agree on every "
+            "detail; 0 turns it off."
+        ),
+    )
+    content_min_coverage: float = Field(
+        default=0.8,
+        ge=0,
+        le=1,
+        description="Word by word: the share of the shorter text the other must hold.",
+    )
+    content_max_edited_words: int = Field(
+        default=2,
+        ge=0,
+        description=(
+            "Word by word: lower-case words that may differ away from the texts' ends "
+            "(an edited copy: 'newest' for 'latest')."
+        ),
+    )
+
+
+def canonical_url(url: str, settings: DedupeSettings) -> str:
+    """The form of `url` under which the same page compares equal.
+
+    Lower-cases scheme and host, reads http as https, drops `www.`, default ports,
+    the fragment (except `#!` routes), tracking and session parameters (also
+    `;jsessionid=...` in the path) and a trailing slash, upper-cases percent escapes
+    and sorts the remaining query parameters. The path keeps its case. A URL that
+    cannot be parsed comes back stripped but otherwise unchanged.
+
+    >>> canonical_url("https://shop.example/Item;jsessionid=A1?sid=9&id=7", DedupeSettings())
+    'https://shop.example/Item?id=7'
+    """
+    url = url.strip()
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return url
+    drop = _param_matcher(tuple(settings.tracking_params), tuple(settings.session_params))
+
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").rstrip(".").removeprefix("www.")
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = host
+    if port is not None and port != _DEFAULT_PORTS.get(scheme):
+        netloc = f"{host}:{port}"
+    if parts.username is not None:
+        userinfo = parts.username + (f":{parts.password}" if parts.password is not None else "")
+        netloc = f"{userinfo}@{netloc}"
+    if scheme == "http":
+        scheme = "https"
+
+    path = parts.path
+    if ";" in path:
+        segments = []
+        for segment in path.split("/"):
+            name, *params = segment.split(";")
+            kept = [param for param in params if not drop(param.split("=", 1)[0])]
+            segments.append(";".join([name, *kept]))
+        path = "/".join(segments)
+    if "%" in path:
+        path = _PERCENT_ESCAPE.sub(lambda match: match.group().upper(), path)
+    path = path.rstrip("/")
+
+    query = ""
+    if parts.query:
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        query = urlencode(sorted(pair for pair in pairs if not drop(pair[0])), quote_via=quote)
+    fragment = parts.fragment if parts.fragment.startswith("!") else ""
+    return urlunsplit((scheme, netloc, path, query, fragment))
+
+
+def simhash(text: str) -> int:
+    """The 64-bit SimHash of `text` over `sleuth.text.tokens`, each occurrence counted.
+
+    Token hashes are blake2b digests, so the value is the same in every process
+    (Python's `hash()` is salted per process). Empty text hashes to 0.
+
+    >>> simhash("Python 3.13 released") == simhash("python   3.13 RELEASED")
+    True
+    """
+    return _simhash_of(tokens(text))
+
+
+def hamming(a: int, b: int) -> int:
+    """How many bits differ between two fingerprints.
+
+    >>> hamming(0b1011, 0b0001)
+    2
+    """
+    return (a ^ b).bit_count()
+
+
+def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[ResultItem]:
+    """One merged item per page, in the order each page was first seen.
+
+    Items are grouped by any of the three levels (transitively: if A and B share a
+    URL and B and C a title and opening, all three are one page); each group becomes
+    its first item enriched by the others, see `_merge`.
+    """
+    parent = list(range(len(items)))
+
+    def find(index: int) -> int:
+        while parent[index] != index:
+            parent[index] = parent[parent[index]]
+            index = parent[index]
+        return index
+
+    def union(a: int, b: int) -> None:
+        root_a, root_b = find(a), find(b)
+        if root_a != root_b:
+            parent[max(root_a, root_b)] = min(root_a, root_b)
+
+    canonical = [canonical_url(item.url, settings) if item.url else None for item in items]
+    first_by_key: dict[tuple[str, ...], int] = {}
+    for index, (item, page) in enumerate(zip(items, canonical, strict=True)):
+        if page:
+            union(first_by_key.setdefault(("url", page), index), index)
+        title = " ".join(item.title.split()).casefold()
+        opening = " ".join(item.snippet.split())[: settings.snippet_prefix_chars].casefold()
+        if title and opening:
+            holder = first_by_key.setdefault(("text", title, opening), index)
+            if find(holder) == find(index):
+                continue  # one page already (the same URL): nothing to compare
+            if not _details_differ(items[holder], item, settings):
+                union(holder, index)
+
+    limit = settings.simhash_max_distance
+    if limit > 0:
+        fingerprints: list[tuple[int, int]] = []
+        for index, item in enumerate(items):
+            # Title and snippet apart: rank tokenises them the same way and hits the cache.
+            words = tokens(item.title) + tokens(item.snippet)
+            if len(words) >= settings.simhash_min_tokens:
+                fingerprints.append((index, _simhash_of(words)))
+        wider = settings.content_match_distance
+        numbers = [title_numbers(items[index].title) for index, _ in fingerprints]
+        for position, (index, fingerprint) in enumerate(fingerprints):
+            mine = numbers[position]
+            for place, (other, other_fingerprint) in enumerate(fingerprints[:position]):
+                theirs = numbers[place]
+                if settings.keep_apart_on_details and None not in (mine, theirs) and mine != theirs:
+                    continue  # titles that disagree on a number: two pages by both checks below
+                if find(other) == find(index):
+                    continue  # one page already: the word-by-word check would change nothing
+                distance = (fingerprint ^ other_fingerprint).bit_count()
+                if distance < limit:
+                    if not _details_differ(items[other], items[index], settings):
+                        union(other, index)
+                elif distance < wider and _same_content(items[other], items[index], settings):
+                    union(other, index)
+
+    groups: dict[int, list[int]] = {}
+    for index in range(len(items)):
+        groups.setdefault(find(index), []).append(index)
+    return [
+        _merge([items[i] for i in group], [canonical[i] for i in group])
+        if len(group) > 1
+        else items[group[0]]
+        for group in groups.values()
+    ]
+
+
+def _details_differ(a: ResultItem, b: ResultItem, settings: DedupeSettings) -> bool:
+    """Whether two similar-looking items are distinct pages by a detail they disagree on."""
+    if not settings.keep_apart_on_details:
+        return False
+    return compare_items(a.title, a.snippet, b.title, b.snippet).distinct
+
+
+def _same_content(a: ResultItem, b: ResultItem, settings: DedupeSettings) -> bool:
+    """Whether two items SimHash finds a little apart are one page's text word by word."""
+    comparison = compare_items(a.title, a.snippet, b.title, b.snippet)
+    return (
+        not comparison.distinct
+        and comparison.edited_words <= settings.content_max_edited_words
+        and comparison.coverage >= settings.content_min_coverage
+    )
+
+
+def _merge(group: list[ResultItem], canonical: list[str | None]) -> ResultItem:
+    """The first item, enriched by its duplicates.
+
+    Keeps its text; unions providers (first-seen order) and flags; takes each
+    provider's best (lowest) position; unions `fields`, the first value winning.
+    Shows the cleanest link sent for the same page (https, then shortest), fills a
+    URL (with its id and domain) when the first had none, and a publication date;
+    a field so filled is no longer `missing`.
+    """
+    first, rest = group[0], group[1:]
+    providers = list(dict.fromkeys(p for item in group for p in item.providers))
+    sources = list(dict.fromkeys(url for item in group for url in item.sources))
+    flags = list(dict.fromkeys(flag for item in group for flag in item.flags))
+    ranks: dict[str, int] = {}
+    fields: dict[str, Any] = {}
+    for item in group:
+        for provider, rank in item.ranks.items():
+            ranks[provider] = min(rank, ranks.get(provider, rank))
+        for name, value in item.fields.items():
+            fields.setdefault(name, value)
+    update: dict[str, Any] = {
+        "providers": providers,
+        "sources": sources,
+        "ranks": ranks,
+        "fields": fields,
+        "flags": flags,
+    }
+    filled: set[str] = set()
+
+    if first.url is None:
+        donor = next((item for item in rest if item.url), None)
+        if donor is not None:
+            update |= {"url": donor.url, "id": donor.id, "domain": donor.domain or first.domain}
+            filled.add("url")
+    else:
+        # Of the links sent for this same page, show the cleanest: https first, then the
+        # shortest (fewest tracking parameters). Each is a URL a back end really sent.
+        same_page = [
+            item.url
+            for item, page in zip(group, canonical, strict=True)
+            if item.url and page == canonical[0]
+        ]
+        cleanest = min(
+            same_page, key=lambda url: (not url.lower().startswith("https://"), len(url))
+        )
+        if cleanest != first.url:
+            update["url"] = cleanest
+
+    if first.published_at is None:
+        dated = next((item for item in rest if item.published_at is not None), None)
+        if dated is not None:
+            update["published_at"] = dated.published_at
+            if first.freshness == "unknown":
+                update["freshness"] = dated.freshness
+                update["dated_from"] = dated.dated_from
+            filled.add("published_at")
+
+    if filled & set(first.missing):
+        missing = [name for name in first.missing if name not in filled]
+        update |= {"missing": missing, "degraded": first.degraded and bool(missing)}
+    return first.model_copy(update=update)
+
+
+def _simhash_of(words: Sequence[str]) -> int:
+    """SimHash of a token list: bit i is set when more than half the tokens' hashes have it."""
+    count = len(words)
+    threshold = count // 2 + 1  # "more than count / 2" in whole tokens
+    if count <= _LANE_CAPACITY:
+        # Bias every lane so that it reaches 128 exactly when its count reaches the
+        # threshold; the lanes' high bits are then the fingerprint, read in C.
+        lanes = sum(map(_spread_hash, words)) + (128 - threshold) * _ONE_PER_LANE
+        digits = lanes.to_bytes(_BITS, "little").translate(_HIGH_BIT_TO_DIGIT)
+        return int(digits[::-1], 2)
+    counts = [0] * _BITS
+    for start in range(0, count, _LANE_CAPACITY):
+        lanes = sum(map(_spread_hash, words[start : start + _LANE_CAPACITY]))
+        chunk = _LANES.unpack(lanes.to_bytes(_LANES.size, "little"))
+        counts = [total + part for total, part in zip(counts, chunk, strict=True)]
+    return sum(1 << bit for bit, total in enumerate(counts) if total >= threshold)
+
+
+@lru_cache(maxsize=8192)
+def _spread_hash(token: str) -> int:
+    """The token's 64-bit blake2b hash, one bit per _LANE-bit lane (see _SPREAD_BYTE)."""
+    digest = blake2b(token.encode(), digest_size=8).digest()
+    return sum(_SPREAD_BYTE[byte] << (position * 8 * _LANE) for position, byte in enumerate(digest))
+
+
+@lru_cache(maxsize=16)
+def _param_matcher(*lists: tuple[str, ...]) -> _ParamMatcher:
+    return _ParamMatcher([name for names in lists for name in names])
+
+
+class _ParamMatcher:
+    """Whether a parameter name is one to drop: exact names, or prefixes ending in *."""
+
+    def __init__(self, patterns: list[str]) -> None:
+        lowered = [pattern.lower() for pattern in patterns]
+        self.names = frozenset(p for p in lowered if not p.endswith("*"))
+        self.prefixes = tuple(p[:-1] for p in lowered if p.endswith("*"))
+
+    def __call__(self, name: str) -> bool:
+        name = name.lower()
+        return name in self.names or (bool(self.prefixes) and name.startswith(self.prefixes))

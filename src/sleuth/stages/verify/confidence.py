@@ -1,0 +1,96 @@
+"""The response's confidence: one number for the whole answer.
+
+Confidence, documented (weights in `confidence:` of sleuth.yaml):
+
+    confidence = w_trust · T + w_coverage · C + w_agreement · A      (weights sum to 1)
+
+    T  the mean trust score of the results the summary cites (all results when
+       there is no summary);
+    C  how much of the query the results cover: the mean of the share of the query's
+       terms found in the returned titles and snippets, and the share found in the
+       first result's alone (a right first result answers most of the question in
+       its own words; query words scattered over ten results do not make an answer);
+    A  the mean over facts of agreed 1.0, single_source 0.5, disputed 0.0;
+       `no_facts` (default 0.5) when no numeric claim could be checked.
+
+It is 0 when there are no results (the fallback answer).
+
+>>> ConfidenceSettings().trust_weight
+0.4
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from sleuth.contract import Fact, ResultItem, SummarySentence
+from sleuth.text import tokens
+
+_AGREEMENT = {"agreed": 1.0, "single_source": 0.5, "disputed": 0.0}
+
+
+class ConfidenceSettings(BaseModel):
+    """The `confidence:` section of sleuth.yaml."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    trust_weight: float = Field(default=0.4, ge=0, le=1, description="Weight of source trust.")
+    coverage_weight: float = Field(
+        default=0.3, ge=0, le=1, description="Weight of the query terms the results cover."
+    )
+    agreement_weight: float = Field(
+        default=0.3, ge=0, le=1, description="Weight of cross-source fact agreement."
+    )
+    no_facts: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description="Agreement when no numeric claim could be checked: neither for nor against.",
+    )
+
+    @model_validator(mode="after")
+    def _weights_sum_to_one(self) -> ConfidenceSettings:
+        total = self.trust_weight + self.coverage_weight + self.agreement_weight
+        if abs(total - 1.0) > 1e-6:
+            raise ValueError(f"confidence weights must sum to 1, not {total:g}")
+        return self
+
+
+def coverage(results: Sequence[ResultItem], query_terms: Sequence[str]) -> float:
+    """The share of the query's tokens that appear somewhere in the results' text."""
+    wanted = {token for term in query_terms for token in tokens(term)}
+    if not wanted:
+        return 0.0
+    seen: set[str] = set()
+    for item in results:
+        seen.update(tokens(item.title))
+        seen.update(tokens(item.snippet))
+    return len(wanted & seen) / len(wanted)
+
+
+def confidence(
+    results: Sequence[ResultItem],
+    facts: Sequence[Fact],
+    summary: Sequence[SummarySentence],
+    query_terms: Sequence[str],
+    settings: ConfidenceSettings,
+) -> float:
+    """The documented formula above; 0.0 with no results."""
+    if not results:
+        return 0.0
+    cited = {citation.result for sentence in summary for citation in sentence.citations}
+    supporting = [results[i] for i in sorted(cited) if i < len(results)] or list(results)
+    scores = [item.source_trust_score for item in supporting]
+    trust = sum(s for s in scores if s is not None) / len(scores)
+    agreement = (
+        sum(_AGREEMENT[fact.status] for fact in facts) / len(facts) if facts else settings.no_facts
+    )
+    covered = (coverage(results, query_terms) + coverage(results[:1], query_terms)) / 2
+    value = (
+        settings.trust_weight * trust
+        + settings.coverage_weight * covered
+        + settings.agreement_weight * agreement
+    )
+    return round(min(1.0, max(0.0, value)), 4)

@@ -26,7 +26,7 @@ import asyncio
 import json
 import weakref
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Protocol
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -46,6 +46,10 @@ _REASONS = {
 _SWEEP_SHARE = 0.05
 
 
+class _Refusable(Protocol):
+    def refuse_slow_headers(self) -> None: ...
+
+
 class _Waiting:
     """One server's connections still sending their headers, each with its deadline,
     oldest first (every deadline is its start plus the same timeout, so insertion
@@ -59,10 +63,10 @@ class _Waiting:
         self.loop = loop
         self.timeout_s = limits.header_timeout_s
         self.period_s = limits.header_timeout_s * _SWEEP_SHARE
-        self.deadlines: OrderedDict[Any, float] = OrderedDict()
+        self.deadlines: OrderedDict[_Refusable, float] = OrderedDict()
         self.sweep_at: asyncio.TimerHandle | None = None
 
-    def add(self, connection: Any) -> None:
+    def add(self, connection: _Refusable) -> None:
         if connection in self.deadlines:
             return  # the deadline runs from the connection opening
         self.deadlines[connection] = self.loop.time() + self.timeout_s
@@ -71,10 +75,10 @@ class _Waiting:
                 self.deadlines[connection] + self.period_s, self._sweep
             )
 
-    def remove(self, connection: Any) -> None:
+    def remove(self, connection: _Refusable) -> None:
         self.deadlines.pop(connection, None)
 
-    def oldest_other_than(self, connection: Any) -> Any | None:
+    def oldest_other_than(self, connection: _Refusable) -> _Refusable | None:
         for oldest in self.deadlines:
             if oldest is not connection:
                 return oldest

@@ -18,8 +18,9 @@ It prints the probe's p50, p95 and worst latency and its failures per scenario, 
 the hostile clients got back (status counts), and the server's CPU time: per second,
 and per hostile connection it answered (µs; the probe's own searches included). A
 new connection waits in the kernel's accept queue behind the slow clients'
-reconnections, so what each of those costs the server is what it waits. The hostile clients run in a process of their own, on the
-same cores as the server, so their CPU cost is in the latencies too.
+reconnections, so what each of those costs the server is what it waits. The hostile
+clients run in a process of their own, on the same cores as the server, so their
+CPU cost is in the latencies too.
 
     python bench/wire_limits.py [--slow 10000] [--uploaders 4] [--seconds 15]
                                 [--max-connections N]

@@ -16,7 +16,8 @@ cap), for `--seconds` per scenario:
 
 It prints the probe's p50, p95 and worst latency and its failures per scenario, what
 the hostile clients got back (status counts), and the server's CPU time: per second,
-and per hostile connection it answered (µs; the probe's own searches included). A
+and per slow connection it refused (µs; the probe's searches taken out at what each
+cost in the quiet scenario). A
 new connection waits in the kernel's accept queue behind the slow clients'
 reconnections, so what each of those costs the server is what it waits. The hostile
 clients run in a process of their own, on the same cores as the server, so their
@@ -44,6 +45,8 @@ import httpx
 from _common import CASSETTE, CHAIN, HOST, REQUEST, percentile, process_cpu_seconds, serving
 
 MB200 = 200 * 1024 * 1024
+#: What the wire protocol answers a slow connection with (slow headers, the cap).
+_WIRE_REFUSALS = ("408", "503")
 BLOCK = b"x" * 65536
 
 
@@ -198,9 +201,13 @@ def report(
     failures: Counter[str],
     seen: Counter[str],
     cpu: float,
+    per_search: float,
 ) -> None:
-    answered = sum(n for status, n in seen.items() if status.isdigit())
-    per_connection = f"{cpu / answered * 1e6:.0f}" if answered else "-"
+    """One line of figures; `per_search` is the server's CPU seconds per probe search."""
+    refused = sum(seen.get(status, 0) for status in _WIRE_REFUSALS)
+    searches = sum(len(values) for values in latencies.values())
+    hostile_cpu = cpu - per_search * searches
+    per_connection = f"{hostile_cpu / refused * 1e6:.0f}" if refused else "-"
     figures = [f"{cpu / seconds:>5.2f} {per_connection:>6}"]
     for values in latencies.values():
         p50, p95 = percentile(values, 0.5), percentile(values, 0.95)
@@ -233,14 +240,18 @@ def main(slow: int, uploaders: int, seconds: float, max_connections: int | None)
                 f"{'scenario (ms)':<18} {'s/s':>5} {'µs/conn':>6}   {columns}   {columns}   "
                 "probe failures   hostile got"
             )
+            per_search = 0.0
             for name, kind, count in (
                 ("quiet", None, 0),
                 (f"slowloris {slow}", "slowloris", slow),
                 (f"200 MB body x{2 * uploaders}", "upload", uploaders),
             ):
+                latencies, failures, seen, cpu = scenario(base, pid, seconds, kind, count)
+                if kind is None:
+                    per_search = cpu / max(1, sum(len(values) for values in latencies.values()))
                 # The scenario runs 3 s of pressure before the probe's `seconds`.
                 length = seconds + (3 if kind else 0)
-                report(name, length, *scenario(base, pid, seconds, kind, count))
+                report(name, length, latencies, failures, seen, cpu, per_search)
 
 
 if __name__ == "__main__":

@@ -14,9 +14,14 @@ cap), for `--seconds` per scenario:
                  as fast as they can, again and again; as many more stream 200 MB
                  chunked (no length)
 
-It prints the probe's p50, p95 and worst latency and its failures per scenario, and
-what the hostile clients got back (status counts). The hostile clients run in this
-process on the same cores as the server, so their CPU cost is in the figures too.
+It prints the probe's p50, p95 and worst latency and its failures per scenario, what
+the hostile clients got back (status counts), and the server's CPU time: per second,
+and per slow connection it refused (µs; the probe's searches taken out at what each
+cost in the quiet scenario). A
+new connection waits in the kernel's accept queue behind the slow clients'
+reconnections, so what each of those costs the server is what it waits. The hostile
+clients run in a process of their own, on the same cores as the server, so their
+CPU cost is in the latencies too.
 
     python bench/wire_limits.py [--slow 10000] [--uploaders 4] [--seconds 15]
                                 [--max-connections N]
@@ -37,9 +42,11 @@ from pathlib import Path
 
 import httpx
 
-from _common import CASSETTE, CHAIN, HOST, REQUEST, percentile, serving
+from _common import CASSETTE, CHAIN, HOST, REQUEST, percentile, process_cpu_seconds, serving
 
 MB200 = 200 * 1024 * 1024
+#: What the wire protocol answers a slow connection with (slow headers, the cap).
+_WIRE_REFUSALS = ("408", "503")
 BLOCK = b"x" * 65536
 
 
@@ -170,24 +177,38 @@ async def attackers(kind: str, port: int, count: int, seconds: float) -> Counter
 
 
 def scenario(
-    base: str, seconds: float, kind: str | None, count: int
-) -> tuple[dict[str, list[float]], Counter[str], Counter[str]]:
-    """The probe's latencies and failures, and what the hostile clients got."""
+    base: str, pid: int, seconds: float, kind: str | None, count: int
+) -> tuple[dict[str, list[float]], Counter[str], Counter[str], float]:
+    """The probe's latencies and failures, what the hostile clients got, and the
+    server's CPU seconds over the whole scenario."""
+    started = process_cpu_seconds(pid)
     if kind is None:
         latencies, failures = asyncio.run(probe(base, seconds))
-        return latencies, failures, Counter()
+        return latencies, failures, Counter(), process_cpu_seconds(pid) - started
     port = int(base.rsplit(":", 1)[1])
     hostile = attack(kind, port, count, seconds + 3)
     time.sleep(3)  # the pressure builds before the probe starts
     latencies, failures = asyncio.run(probe(base, seconds))
     out, _ = hostile.communicate(timeout=120)
-    return latencies, failures, Counter(json.loads(out or "{}"))
+    cpu = process_cpu_seconds(pid) - started
+    return latencies, failures, Counter(json.loads(out or "{}")), cpu
 
 
 def report(
-    name: str, latencies: dict[str, list[float]], failures: Counter[str], seen: Counter[str]
+    name: str,
+    seconds: float,
+    latencies: dict[str, list[float]],
+    failures: Counter[str],
+    seen: Counter[str],
+    cpu: float,
+    per_search: float,
 ) -> None:
-    figures = []
+    """One line of figures; `per_search` is the server's CPU seconds per probe search."""
+    refused = sum(seen.get(status, 0) for status in _WIRE_REFUSALS)
+    searches = sum(len(values) for values in latencies.values())
+    hostile_cpu = cpu - per_search * searches
+    per_connection = f"{hostile_cpu / refused * 1e6:.0f}" if refused else "-"
+    figures = [f"{cpu / seconds:>5.2f} {per_connection:>6}"]
     for values in latencies.values():
         p50, p95 = percentile(values, 0.5), percentile(values, 0.95)
         worst = max(values, default=float("nan"))
@@ -207,18 +228,30 @@ def main(slow: int, uploaders: int, seconds: float, max_connections: int | None)
         folder = Path(tmp)
         config = write_config(folder, max_connections)
         print(f"serve.limits.max_connections: {max_connections or 'default (4096)'}")
-        with serving(config, folder / "serve.log", "--replay", str(CASSETTE)) as (base, _):
+        with serving(config, folder / "serve.log", "--replay", str(CASSETTE)) as (base, pid):
             httpx.post(f"{base}/v1/search", json=REQUEST, timeout=30)  # fills the cache
             print(f"probe: POST /v1/search one at a time, {seconds:g}s per scenario")
-            print(f"{'':<18} {'new connection each time':^26}   {'kept-alive connection':^26}")
+            print(
+                f"{'':<18} {'server CPU':^12}   {'new connection each time':^26}   "
+                f"{'kept-alive connection':^26}"
+            )
             columns = f"{'n':>5} {'p50':>6} {'p95':>6} {'max':>7}"
-            print(f"{'scenario (ms)':<18} {columns}   {columns}   probe failures   hostile got")
+            print(
+                f"{'scenario (ms)':<18} {'s/s':>5} {'µs/conn':>6}   {columns}   {columns}   "
+                "probe failures   hostile got"
+            )
+            per_search = 0.0
             for name, kind, count in (
                 ("quiet", None, 0),
                 (f"slowloris {slow}", "slowloris", slow),
                 (f"200 MB body x{2 * uploaders}", "upload", uploaders),
             ):
-                report(name, *scenario(base, seconds, kind, count))
+                latencies, failures, seen, cpu = scenario(base, pid, seconds, kind, count)
+                if kind is None:
+                    per_search = cpu / max(1, sum(len(values) for values in latencies.values()))
+                # The scenario runs 3 s of pressure before the probe's `seconds`.
+                length = seconds + (3 if kind else 0)
+                report(name, length, latencies, failures, seen, cpu, per_search)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,10 @@ ProviderStatus = Literal["ok", "empty", "error", "skipped", "timeout"]
 TaskStatus = Literal["pending", "running", "success", "failed"]
 FactCheck = Literal["agreed", "disputed", "single_source"]
 FactStatus = FactCheck
-DatedFrom = Literal["provider", "title", "snippet", "url"]
+DatedFrom = Literal["provider", "title", "snippet", "url", "page"]
+#: What a fetched page's connection proved: https with a certificate that verified,
+#: https with one that did not, or no TLS at all (plain http).
+TlsStatus = Literal["valid", "invalid", "none"]
 
 #: Fields of `ResultItem` an agent may ask for with `include`. Which of them a
 #: deployment actually serves is the configured optional tier (`projection.optional`).
@@ -216,7 +219,9 @@ class ResultItem(BaseModel):
         default_factory=dict, description="Each back end's 1-based position for this result."
     )
     published_at: datetime | None = Field(
-        None, description="As the back end sent it; never guessed."
+        None,
+        description="As the page states it when its page was read (include content), "
+        "else as the back end sent it; never guessed.",
     )
     freshness: Freshness = "unknown"
     dated_from: DatedFrom | None = Field(

@@ -3,6 +3,8 @@
     guard → rewrite → cache (a fresh hit returns here) → fan-out (concurrent, one
     deadline; per provider: breaker, quota, retry, hedging to backups) → normalize
     → scope → screen injections → clean → dedupe → verify (dates, trust) → rank
+    → with include content, the top results' pages read, then judged by what they
+      say (content policy, dedupe on full text, the page's dates, its TLS in trust)
     → facts (over the results returned) → project → summarize → confidence
     → cache the answer, or, when no provider answered, the ladder's last steps
       (a stale cached answer, else the structured fallback answer)
@@ -70,6 +72,7 @@ from sleuth.stages.results import (
     check_include,
     clean,
     dedupe,
+    dedupe_pages,
     project,
     rank,
     refusal,
@@ -83,7 +86,7 @@ from sleuth.stages.safety import (
     screen,
 )
 from sleuth.stages.summary import summarize
-from sleuth.stages.verify import confidence, date_items, score_items
+from sleuth.stages.verify import confidence, date_from_pages, date_items, score_items
 from sleuth.store import (
     CacheEntry,
     MemoryStore,
@@ -477,22 +480,30 @@ class Sleuth:
         with timer.stage("rank"):
             candidates = rank(candidates, rewritten.terms, settings.rank)
         top = candidates[: min(req.max_results, settings.projection.max_items)]
-        self.feedback.shown(item.url for item in top)
-        with timer.stage("facts"):
-            checked = check_facts(top, rewritten.terms, settings.facts)
-            top = checked.items
-        if watch is not None:  # projection may drop source_trust_score; the log wants it
-            watch.scored(top)
         # Intent is read from the query as typed: a query the guard neutralised keeps
         # what it asked of the answer ("..., cite your sources" still brings url).
         include = self._include_for(req, req.query, now)
         if "content" in include and top:
             with timer.stage("content"):
                 reserve = self.finishing.reserve_s(settings.deadline_s)
-                top, unread = await with_content(
+                read = await with_content(
                     top, self.pages, rewritten.topic_terms, deadline=deadline - reserve
                 )
-                merged.degradations.extend(unread)
+                merged.degradations.extend(read.notes)
+                # What only the pages tell, through the stages that judged the snippets.
+                top, withheld = apply_content_policy(
+                    read.items, settings.content_policy, rewritten.language, read.pages
+                )
+                merged.degradations.extend(withheld)
+                top = dedupe_pages(top, read.pages, settings.dedupe)
+                top = date_from_pages(top, read.pages, now, settings.dates)
+                top = score_items(top, settings.trust, self.click_priors, read.pages)
+        self.feedback.shown(item.url for item in top)
+        with timer.stage("facts"):
+            checked = check_facts(top, rewritten.terms, settings.facts)
+            top = checked.items
+        if watch is not None:  # projection may drop source_trust_score; the log wants it
+            watch.scored(top)
         with timer.stage("project"):
             results = project(top, include, len(top), settings.projection)
         with timer.stage("summarize"):

@@ -122,3 +122,53 @@ def test_at_the_connection_cap_the_oldest_slow_client_makes_room(base: str) -> N
             sock.close()
     assert quick.status_code == 200 and quick.json()["results"]
     assert status == 408 and error["field"] == "headers"
+
+
+def test_every_slow_connection_gets_its_408_not_only_the_oldest(base: str) -> None:
+    slow = [connect(base) for _ in range(LIMITS.max_connections - 1)]
+    try:
+        for index, sock in enumerate(slow):
+            sock.sendall(b"GET /healthz HTTP/1.1\r\nX-Slow: ")
+            time.sleep(0.1 * index)  # deadlines spread over the sweep's periods
+        answers = [answer(sock) for sock in slow]
+    finally:
+        for sock in slow:
+            sock.close()
+    assert [(status, error["field"]) for status, _, error in answers] == [(408, "headers")] * 3
+
+
+def test_a_kept_alive_connections_next_request_must_send_its_headers_in_time(base: str) -> None:
+    with connect(base) as sock:
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n")
+        first = sock.recv(65536)
+        time.sleep(0.6)  # idle, not slow: past header_timeout_s, within keep_alive_s
+        sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: t\r\n")
+        status, _, error = answer(sock)
+    assert first.startswith(b"HTTP/1.1 200")
+    assert status == 408 and error["field"] == "headers"
+
+
+MCP_HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2025-06-18",
+}
+
+
+def padded_mcp_call(size: int) -> Iterator[bytes]:
+    """A JSON-RPC tools/call sent in two chunks (no Content-Length), `size` bytes or so."""
+    yield b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "web_search", '
+    yield b'"arguments": {"query": "' + b"a" * size + b'"}}}'
+
+
+@pytest.mark.parametrize("chunked", [True, False], ids=["chunked", "declared"])
+def test_an_mcp_body_over_the_limit_gets_413(base: str, chunked: bool) -> None:
+    body = padded_mcp_call(LIMITS.max_body_bytes * 2)
+    content = body if chunked else b"".join(body)
+    with httpx.Client(timeout=5) as client:
+        answered = client.post(f"{base}/mcp", content=content, headers=MCP_HEADERS)
+    assert ("content-length" in answered.request.headers) is not chunked
+    assert answered.status_code == 413 and answered.headers["connection"] == "close"
+    error = answered.json()
+    assert (error["code"], error["field"]) == ("request_too_large", "body")
+    assert "4096 bytes" in error["message"]

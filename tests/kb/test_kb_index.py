@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import tantivy
 
-from sleuth.kb import IndexBusy, IndexReport, engine, index_folder, search
+from sleuth.kb import IndexBusy, IndexReport, NotSearchable, engine, index_folder, search
 from sleuth.kb.store import SCHEMA_VERSION, unpack
 
 
@@ -203,8 +203,9 @@ INSERT INTO meta VALUES ('schema_version', '1'), ('tokenizer', 'trigram');
 
 
 def test_a_database_of_the_old_schema_is_rebuilt_by_section(tmp_path: Path, notes: Path) -> None:
-    """A kb.sqlite from before sections (one row per file): search finds nothing until the
-    next index run, which drops the old tables and adds every file again."""
+    """A kb.sqlite from before sections (one row per file): search says to index again
+    (no stale answer) until the next index run, which drops the old tables and adds
+    every file again."""
     db = tmp_path / "kb.sqlite"
     cache = notes / "cache.md"
     with closing(sqlite3.connect(db)) as conn:
@@ -217,7 +218,8 @@ def test_a_database_of_the_old_schema_is_rebuilt_by_section(tmp_path: Path, note
         conn.execute("INSERT INTO documents_fts VALUES ('Cache strategy', 'Write-through')")
         conn.commit()
 
-    assert search(db, "caching", 5) == []  # no crash, and no stale answer
+    with pytest.raises(NotSearchable, match="another sleuth version: run `sleuth index PATH`"):
+        search(db, "caching", 5)
 
     assert index_folder(db, notes) == IndexReport(added=3, files=3)
     (hit,) = search(db, "write-through caching", 5)
@@ -233,11 +235,13 @@ def test_a_full_text_index_out_of_step_with_the_database_is_rebuilt(
     tmp_path: Path, notes: Path
 ) -> None:
     """An indexer stopped between its two commits, or a deleted index folder: the next run
-    rebuilds the full-text index from the stored text, and search finds everything again."""
+    rebuilds the full-text index from the stored text, and search finds everything again;
+    until then search says so."""
     db = tmp_path / "kb.db"
     index_folder(db, notes)
     engine.remove_index(db)
-    assert search(db, "caching", 5) == []
+    with pytest.raises(NotSearchable, match="is missing or from another sleuth version"):
+        search(db, "caching", 5)
     assert index_folder(db, notes) == IndexReport(unchanged=3, files=3)
     assert titles(db, "caching") == ["Cache strategy"]
     assert indexed_ids(db) == {id_ for (id_,) in rows(db, "SELECT id FROM sections")}
@@ -287,7 +291,8 @@ def test_a_full_text_index_of_another_schema_is_replaced(tmp_path: Path, notes: 
     builder = tantivy.SchemaBuilder()
     builder.add_text_field("other")
     tantivy.Index(builder.build(), path=str(folder))
-    assert search(db, "caching", 5) == []  # not readable: no answer, no crash
+    with pytest.raises(NotSearchable, match="to rebuild it from the stored text"):
+        search(db, "caching", 5)  # not readable: no stale answer, no crash, what to do
     index_folder(db, notes)
     assert titles(db, "caching") == ["Cache strategy"]
 

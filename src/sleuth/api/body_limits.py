@@ -6,13 +6,16 @@ one (chunked) is counted as it comes and refused when it passes the limit; the w
 body must arrive within `body_timeout_s` of the first read. A refusal raised while
 the app reads is `Refused`, a Starlette `HTTPException` (the one kind FastAPI's body
 parsing lets through unchanged) carrying the contract's error, which the app's
-handler answers with (`refusal_response`).
+handler answers with (`refusal_response`). An app that catches every exception while
+it reads (the MCP SDK's POST handler, which answers them 500) gets its body read first,
+whole, by `read_first`: the refusal is raised outside it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections import deque
 
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -20,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sleuth.errors import InvalidRequest, RequestTimeout, RequestTooLarge, SearchError
 from sleuth.service_settings import WireLimits
 
-__all__ = ["BodyLimits", "Refused", "too_large", "too_slow"]
+__all__ = ["BodyLimits", "Refused", "read_first", "too_large", "too_slow"]
 
 
 def too_large(limit: int) -> RequestTooLarge:
@@ -94,6 +97,28 @@ def _limited(receive: Receive, limit: int, timeout_s: float) -> Receive:
         return message
 
     return limited
+
+
+async def read_first(receive: Receive) -> Receive:
+    """Read the request's whole body now, through `receive` (and so under its limits:
+    `Refused` is raised here), and return a receive that hands it on as one message,
+    then what `receive` gives after."""
+    body = bytearray()
+    pending: deque[Message] = deque()
+    complete = False
+    while not complete:
+        message = await receive()
+        if message["type"] != "http.request":
+            pending.append(message)  # a disconnect: the body ends where it is
+            break
+        body += message.get("body", b"")
+        complete = not message.get("more_body", False)
+    pending.appendleft({"type": "http.request", "body": bytes(body), "more_body": not complete})
+
+    async def replay() -> Message:
+        return pending.popleft() if pending else await receive()
+
+    return replay
 
 
 def _content_length(scope: Scope) -> int | None:

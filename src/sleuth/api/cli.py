@@ -21,6 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from sleuth import kb
 from sleuth.api import cli_extract, cli_fields, cli_guard, cli_mcp, cli_providers, cli_serve
+from sleuth.api.cli_help import ReadableHelpGroup
 from sleuth.config import KnowledgeBaseConfig, load_settings
 from sleuth.contract import SCHEMAS, SearchResponse
 from sleuth.errors import ConfigError, InvalidRequest, SearchError
@@ -34,6 +35,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=ReadableHelpGroup,
 )
 
 app.add_typer(cli_fields.app, name="fields")
@@ -44,7 +46,9 @@ app.command("mcp")(cli_mcp.mcp_command)
 app.command("guard")(cli_guard.guard_command)
 app.command("extract")(cli_extract.extract_command)
 app.command("providers")(cli_providers.providers_command)
-cache_app = typer.Typer(help="The local response cache.", no_args_is_help=True)
+cache_app = typer.Typer(
+    help="The local response cache.", no_args_is_help=True, cls=ReadableHelpGroup
+)
 app.add_typer(cache_app, name="cache")
 
 

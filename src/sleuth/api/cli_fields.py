@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from sleuth import providers as registry
+from sleuth.api.cli_help import ReadableHelpGroup
 from sleuth.config import Settings, load_settings
 from sleuth.errors import ConfigError, MissingApiKey, ReplayMiss, SearchError
 from sleuth.field_profile import Comparison, measure, profile, suggest_projection
@@ -23,7 +24,9 @@ from sleuth.gateway import Sleuth
 from sleuth.redaction import redact, secret_values
 from sleuth.transport import CapturingTransport, ReplayTransport, Transport, read_cassette
 
-app = typer.Typer(help="Profile provider fields and measure what projection saves.")
+app = typer.Typer(
+    help="Profile provider fields and measure what projection saves.", cls=ReadableHelpGroup
+)
 
 
 def _console() -> Console:

@@ -43,7 +43,8 @@ not a `Mount`, which would answer `/mcp` with a redirect to `/mcp/`:
 `authenticate(request)` returns the caller's tenant or raises a `SearchError`
 (`Unauthorized`, `TooManyRequests`), which answers the HTTP request with the error
 contract and its status before any MCP message is read; the tools then see that
-tenant's tasks only.
+tenant's tasks only. A POST's body is then read whole by the endpoint, under the app's
+body limits (`sleuth.api.body_limits.read_first`), before the SDK sees it.
 
 `sleuth mcp` serves stdio with `run_stdio(settings)`.
 """
@@ -68,6 +69,7 @@ from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sleuth import __version__
+from sleuth.api.body_limits import read_first
 from sleuth.api.mcp_extract import read_page_tool
 from sleuth.config import Settings
 from sleuth.contract import ErrorInfo, SearchResponse, Task
@@ -393,6 +395,11 @@ class McpEndpoint:
                 await _refusal(exc.info(), exc.status_hint, headers)(scope, receive, send)
                 return
             scope.setdefault("state", {})[_TENANT_STATE] = tenant
+        if scope["type"] == "http" and scope["method"] == "POST":
+            # Read here, under serve.limits: a chunked body past max_body_bytes is then
+            # 413 from the app's handler, not a 500 from the SDK's catch-all around its
+            # own read.
+            receive = await read_first(receive)
         await app(scope, receive, send)
 
 

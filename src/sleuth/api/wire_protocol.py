@@ -12,6 +12,12 @@ limits of `serve.limits`, which uvicorn does not have.
 Bodies are the app's to limit (`sleuth.api.body_limits`), as only it knows the route.
 The refusals are the error contract's JSON, written straight to the socket: no
 request exists yet to answer through the app.
+
+Under thousands of slow clients that reconnect as soon as they are closed, a new
+connection waits in the kernel's accept queue behind theirs, so what each costs the
+event loop is what a quick client waits (bench/wire_limits.py). Hence: the refusals
+are built once, as bytes; one timer per server sweeps the waiting connections, oldest
+first, instead of one timer per connection.
 """
 
 from __future__ import annotations
@@ -19,7 +25,8 @@ from __future__ import annotations
 import asyncio
 import json
 import weakref
-from typing import Any
+from collections import OrderedDict
+from typing import Any, Protocol
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -34,62 +41,113 @@ _REASONS = {
     503: b"Service Unavailable",
 }
 
+#: A connection past its header deadline is refused within this share of
+#: `header_timeout_s` after it (the sweep's period): 0.5 s of the default 10 s.
+_SWEEP_SHARE = 0.05
+
+
+class _Refusable(Protocol):
+    def refuse_slow_headers(self) -> None: ...
+
+
+class _Waiting:
+    """One server's connections still sending their headers, each with its deadline,
+    oldest first (every deadline is its start plus the same timeout, so insertion
+    order is deadline order), and the one timer that refuses those past it.
+
+    An OrderedDict, not a dict: a dict emptied from the front keeps the removed slots
+    ahead of its first entry until it is resized, so finding the oldest would cost a
+    scan of every connection closed since."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, limits: WireLimits) -> None:
+        self.loop = loop
+        self.timeout_s = limits.header_timeout_s
+        self.period_s = limits.header_timeout_s * _SWEEP_SHARE
+        self.deadlines: OrderedDict[_Refusable, float] = OrderedDict()
+        self.sweep_at: asyncio.TimerHandle | None = None
+
+    def add(self, connection: _Refusable) -> None:
+        if connection in self.deadlines:
+            return  # the deadline runs from the connection opening
+        self.deadlines[connection] = self.loop.time() + self.timeout_s
+        if self.sweep_at is None:
+            self.sweep_at = self.loop.call_at(
+                self.deadlines[connection] + self.period_s, self._sweep
+            )
+
+    def remove(self, connection: _Refusable) -> None:
+        self.deadlines.pop(connection, None)
+
+    def oldest_other_than(self, connection: _Refusable) -> _Refusable | None:
+        for oldest in self.deadlines:
+            if oldest is not connection:
+                return oldest
+        return None
+
+    def _sweep(self) -> None:
+        self.sweep_at = None
+        now = self.loop.time()
+        late = []
+        for connection, deadline in self.deadlines.items():
+            if deadline > now:
+                break
+            late.append(connection)
+        for connection in late:
+            connection.refuse_slow_headers()
+        if self.deadlines:
+            first = next(iter(self.deadlines.values()))
+            self.sweep_at = self.loop.call_at(max(first, now) + self.period_s, self._sweep)
+
 
 def limited_protocol(limits: WireLimits) -> type[HttpToolsProtocol]:
     """A protocol class for `uvicorn.run(http=...)` that enforces `limits`."""
 
-    #: Per server: the connections still sending their headers, oldest first.
-    waiting: weakref.WeakKeyDictionary[Any, dict[LimitedProtocol, None]]
-    waiting = weakref.WeakKeyDictionary()
+    slow_headers = _refusal(
+        RequestTimeout(
+            f"headers: not received within {limits.header_timeout_s:g}s "
+            "(serve.limits.header_timeout_s)",
+            field="headers",
+        )
+    )
+    headers_too_large = _refusal(
+        RequestTooLarge(
+            f"headers: larger than {limits.max_header_bytes} bytes (serve.limits.max_header_bytes)",
+            field="headers",
+        ),
+        status=431,
+    )
+    too_many = _refusal(
+        TooManyConnections(
+            f"{limits.max_connections} connections are open "
+            "(serve.limits.max_connections); retry shortly",
+            retry_after_s=1.0,
+        )
+    )
+    #: Per server (a protocol class may serve several): its waiting connections.
+    servers: weakref.WeakKeyDictionary[Any, _Waiting] = weakref.WeakKeyDictionary()
 
     class LimitedProtocol(HttpToolsProtocol):
-        _header_timer: asyncio.TimerHandle | None = None
+        _waiting: _Waiting
         _header_bytes = 0
-
-        def _waiting(self) -> dict[LimitedProtocol, None]:
-            return waiting.setdefault(self.server_state, {})
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            if len(self.connections) > limits.max_connections and not self._make_room():
-                self._refuse(
-                    TooManyConnections(
-                        f"{limits.max_connections} connections are open "
-                        "(serve.limits.max_connections); retry shortly",
-                        retry_after_s=1.0,
-                    )
-                )
-                return
-            self._expect_headers()
-
-        def _make_room(self) -> bool:
-            """Close the oldest connection still sending its headers; False when none is."""
-            queue = self._waiting()
-            for oldest in queue:
-                if oldest is not self:
-                    oldest._refuse(_slow_headers(limits.header_timeout_s))
-                    return True
-            return False
-
-        def _expect_headers(self) -> None:
-            self._header_bytes = 0
-            if self._header_timer is None:
-                self._header_timer = self.loop.call_later(
-                    limits.header_timeout_s,
-                    self._refuse,
-                    _slow_headers(limits.header_timeout_s),
-                )
-            self._waiting()[self] = None
-
-        def _headers_done(self) -> None:
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-                self._header_timer = None
-            self._waiting().pop(self, None)
+            waiting = servers.get(self.server_state)
+            if waiting is None:
+                waiting = servers[self.server_state] = _Waiting(self.loop, limits)
+            self._waiting = waiting
+            if len(self.connections) > limits.max_connections:
+                oldest = waiting.oldest_other_than(self)
+                if oldest is None:
+                    self._refuse(too_many)
+                    return
+                oldest.refuse_slow_headers()
+            waiting.add(self)
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
-            self._expect_headers()  # a kept-alive connection's next request
+            self._header_bytes = 0
+            self._waiting.add(self)  # a kept-alive connection's next request
 
         def on_url(self, url: bytes) -> None:
             self._count(len(url))
@@ -102,17 +160,10 @@ def limited_protocol(limits: WireLimits) -> type[HttpToolsProtocol]:
         def _count(self, size: int) -> None:
             self._header_bytes += size
             if self._header_bytes > limits.max_header_bytes:
-                self._refuse(
-                    RequestTooLarge(
-                        f"headers: larger than {limits.max_header_bytes} bytes "
-                        "(serve.limits.max_header_bytes)",
-                        field="headers",
-                    ),
-                    status=431,
-                )
+                self._refuse(headers_too_large)
 
         def on_headers_complete(self) -> None:
-            self._headers_done()
+            self._waiting.remove(self)
             super().on_headers_complete()
 
         def data_received(self, data: bytes) -> None:
@@ -121,28 +172,27 @@ def limited_protocol(limits: WireLimits) -> type[HttpToolsProtocol]:
             super().data_received(data)
 
         def connection_lost(self, exc: Exception | None) -> None:
-            self._headers_done()
+            self._waiting.remove(self)
             super().connection_lost(exc)
 
-        def _refuse(self, error: SearchError, status: int | None = None) -> None:
-            self._headers_done()
-            if self.transport.is_closing():
-                return
-            code = status or error.status_hint
-            body = json.dumps(error.info().model_dump(mode="json")).encode()
-            head = b"HTTP/1.1 %d %s\r\n" % (code, _REASONS.get(code, b"Error"))
-            head += b"content-type: application/json\r\nconnection: close\r\n"
-            if error.retry_after_s is not None:
-                head += b"retry-after: %d\r\n" % max(1, round(error.retry_after_s))
-            head += b"content-length: %d\r\n\r\n" % len(body)
-            self.transport.write(head + body)
-            self.transport.close()
+        def refuse_slow_headers(self) -> None:
+            self._refuse(slow_headers)
+
+        def _refuse(self, response: bytes) -> None:
+            self._waiting.remove(self)
+            if not self.transport.is_closing():
+                self.transport.write(response)
+                self.transport.close()
 
     return LimitedProtocol
 
 
-def _slow_headers(timeout_s: float) -> RequestTimeout:
-    return RequestTimeout(
-        f"headers: not received within {timeout_s:g}s (serve.limits.header_timeout_s)",
-        field="headers",
-    )
+def _refusal(error: SearchError, status: int | None = None) -> bytes:
+    """The whole HTTP response that refuses a connection with `error`, then closes it."""
+    code = status or error.status_hint
+    body = json.dumps(error.info().model_dump(mode="json")).encode()
+    head = b"HTTP/1.1 %d %s\r\n" % (code, _REASONS.get(code, b"Error"))
+    head += b"content-type: application/json\r\nconnection: close\r\n"
+    if error.retry_after_s is not None:
+        head += b"retry-after: %d\r\n" % max(1, round(error.retry_after_s))
+    return head + b"content-length: %d\r\n\r\n" % len(body) + body

@@ -5,6 +5,10 @@ passages nearest the query, `extract.excerpt_chars` at most).
 A result whose page could not be read keeps its snippet, is marked `degraded` with
 `content` in `missing`, and the response says why in a `content_unavailable`
 degradation; so does a result past the first `extract.search_pages`.
+
+The pages read come back too, by item id, for what only a page tells: the gateway
+hands them to the content policy (the page's text and address), to dedupe (level 3
+on the full text), to dates (the page's own dates) and to trust (its TLS).
 """
 
 from __future__ import annotations
@@ -12,16 +16,24 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from sleuth.contract import Degradation, ResultItem
 from sleuth.extract.excerpt import excerpt
 from sleuth.extract.models import ExtractedPage
 from sleuth.extract.reader import PageReader
 
-__all__ = ["with_content"]
+__all__ = ["ContentRead", "with_content"]
 
 #: Below this much time left, no page is started: it could not finish.
 _MIN_LEFT_S = 0.05
+
+
+class ContentRead(NamedTuple):
+    items: list[ResultItem]
+    notes: list[Degradation]
+    #: The page read for each item, by item id, whether or not it gave text.
+    pages: dict[str, ExtractedPage]
 
 
 def _unread(item: ResultItem, number: int, why: str) -> tuple[ResultItem, Degradation]:
@@ -41,9 +53,9 @@ async def with_content(
     terms: Sequence[str],
     *,
     deadline: float,
-) -> tuple[list[ResultItem], list[Degradation]]:
-    """`items` with `content` filled from their pages; `deadline` is a
-    `time.perf_counter()` instant."""
+) -> ContentRead:
+    """`items` with `content` filled from their pages, why some have none, and the
+    pages; `deadline` is a `time.perf_counter()` instant."""
     settings = reader.settings
     left = deadline - time.perf_counter()
     readable = [
@@ -81,4 +93,4 @@ async def with_content(
             continue
         out.append(marked)
         notes.append(note)
-    return out, notes
+    return ContentRead(out, notes, {items[index].id: page for index, page in pages.items()})

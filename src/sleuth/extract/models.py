@@ -17,11 +17,11 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from sleuth.contract import ErrorInfo, describe_validation_error
+from sleuth.contract import ErrorInfo, TlsStatus, describe_validation_error
 from sleuth.errors import InvalidRequest
 
 __all__ = [
@@ -32,8 +32,6 @@ __all__ = [
     "TlsInfo",
     "parse_extract_request",
 ]
-
-TlsStatus = Literal["valid", "invalid", "none"]
 
 
 class ExtractRequest(BaseModel):

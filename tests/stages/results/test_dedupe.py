@@ -12,7 +12,15 @@ import pytest
 from pydantic import ValidationError
 
 from sleuth.contract import ResultItem
-from sleuth.stages.results.dedupe import DedupeSettings, canonical_url, dedupe, hamming, simhash
+from sleuth.extract.models import ExtractedPage
+from sleuth.stages.results.dedupe import (
+    DedupeSettings,
+    canonical_url,
+    dedupe,
+    dedupe_pages,
+    hamming,
+    simhash,
+)
 
 SETTINGS = DedupeSettings()
 DATA = Path(__file__).parents[2] / "data"
@@ -505,3 +513,61 @@ def test_one_word_filled_in_twice_is_a_template_slot_not_an_edit() -> None:
     ]
 
     assert len(dedupe(items, SETTINGS)) == 2
+
+
+# --- level 3 on the pages' full text (include content) ---------------------------------
+
+ARTICLE_TEXT = (
+    "Sleeper trains are coming back to the Alpine routes that lost them a decade ago. "
+    "From 14 December, three operators will run nightly services linking Zurich, Vienna "
+    "and Milan. The first departure leaves Zurich at 21:40 and reaches Vienna at 07:05 the "
+    "next morning. Fares start at 59 euros for a seat and 149 euros for a private cabin. "
+    "Each train carries sleeping cars with private cabins, couchettes and a small number "
+    "of seats for shorter journeys. Operators say the cabins now have their own showers, "
+    "a first on these routes. Rail passes are accepted with a reservation supplement, and "
+    "campaigners welcomed the return of the trains."
+)
+
+
+def read(
+    url: str, rank: int, title: str, text: str, provider: str = "bing"
+) -> tuple[ResultItem, ExtractedPage]:
+    snippet = f"{title}: a summary."
+    found = item(url, title, snippet, provider=provider, rank=rank, content="...")
+    return found, ExtractedPage(url=url, text=text)
+
+
+def test_pages_with_nearly_the_same_text_merge_whatever_their_headlines() -> None:
+    first, first_page = read("https://rail.example/a", 1, "Night trains return", ARTICLE_TEXT)
+    copy, copy_page = read(
+        "https://digest.example/b",
+        2,
+        "Sleepers are back",
+        ARTICLE_TEXT.replace("The first", "A first"),
+        provider="brave",
+    )
+    pages = {first.id: first_page, copy.id: copy_page}
+    (merged,) = dedupe_pages([first, copy], pages, SETTINGS)
+    assert merged.url == first.url and merged.title == "Night trains return"
+    assert merged.providers == ["bing", "brave"] and merged.ranks == {"bing": 1, "brave": 2}
+
+
+def test_pages_of_one_template_that_state_other_numbers_stay_apart() -> None:
+    small, small_page = read("https://shop.example/128", 1, "Phone X", ARTICLE_TEXT)
+    large, large_page = read(
+        "https://shop.example/256", 2, "Phone X", ARTICLE_TEXT.replace("149 euros", "199 euros")
+    )
+    pages = {small.id: small_page, large.id: large_page}
+    assert len(dedupe_pages([small, large], pages, SETTINGS)) == 2
+    loose = DedupeSettings(keep_apart_on_details=False)
+    assert len(dedupe_pages([small, large], pages, loose)) == 1
+
+
+def test_a_result_without_content_is_not_judged_by_its_page() -> None:
+    first, first_page = read("https://rail.example/a", 1, "Night trains return", ARTICLE_TEXT)
+    withheld, withheld_page = read("https://digest.example/b", 2, "Sleepers", ARTICLE_TEXT)
+    withheld = withheld.model_copy(update={"content": None})  # withheld, or not read
+    pages = {first.id: first_page, withheld.id: withheld_page}
+    assert dedupe_pages([first, withheld], pages, SETTINGS) == [first, withheld]
+    off = DedupeSettings(page_simhash_max_distance=0)
+    assert len(dedupe_pages([first, first.model_copy(update={"id": "x"})], pages, off)) == 2

@@ -7,6 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from sleuth.contract import ResultItem
+from sleuth.extract.models import ExtractedPage
 from sleuth.stages.safety.content_policy import (
     NOTICES,
     WITHHELD_FLAG,
@@ -168,3 +169,23 @@ def test_settings_normalise_domains_and_refuse_empty_entries() -> None:
         ContentPolicySettings(domains=["localhost"])
     with pytest.raises(ValidationError):
         ContentPolicySettings.model_validate({"term": {"en": ["x"]}})
+
+
+# --- a read page (include content) ---------------------------------------------------------
+
+
+def test_a_term_in_the_pages_text_withholds_the_result_and_its_content() -> None:
+    found = item("Travel deals", "Cheap trains this winter.", content="Book now ...")
+    page = ExtractedPage(url=found.url or "", text="The best online betting odds for your trip.")
+    (kept,), (why,) = apply_content_policy([found], POLICY, "en", {found.id: page})
+    assert withheld(kept) and kept.content is None
+    assert why.reason == "result id-1 withheld: its page matches content_policy.terms.en entry #2"
+    assert apply_content_policy([found], POLICY, "en") == ([found], [])  # its snippet alone is fine
+
+
+def test_a_page_that_ends_on_a_listed_domain_withholds_the_result() -> None:
+    found = item("Travel deals", "Cheap trains this winter.")
+    moved = ExtractedPage(url=found.url or "", final_url="https://www.bad.example/landing")
+    (kept,), (why,) = apply_content_policy([found], POLICY, "en", {found.id: moved})
+    assert withheld(kept)
+    assert why.reason.endswith("its page's address matches content_policy.domains entry #1")

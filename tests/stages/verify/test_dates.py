@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
+from sleuth.contract import ErrorInfo, ResultItem
+from sleuth.extract.models import ExtractedPage
 from sleuth.stages.results.normalize import freshness_of
-from sleuth.stages.verify.dates import DateSettings, FoundDate, find_date, score_dates
+from sleuth.stages.verify.dates import (
+    DateSettings,
+    FoundDate,
+    date_from_pages,
+    find_date,
+    score_dates,
+)
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 CASES = Path(__file__).parents[2] / "data" / "verification" / "dates.jsonl"
@@ -280,3 +288,55 @@ def test_settings_reject_unknown_knobs_and_are_frozen() -> None:
         DateSettings(tolerance=3)  # type: ignore[call-arg]
     with pytest.raises(ValidationError):
         DateSettings().min_year = 2000  # type: ignore[misc]
+
+
+# --- a read page's own dates (include content) ---------------------------------------------
+
+
+def undated(**extra: Any) -> ResultItem:
+    return ResultItem(id="r1", url="https://rail.example/a", providers=["bing"], **extra)
+
+
+def stated(
+    published: datetime | None, modified: datetime | None = None, **extra: Any
+) -> dict[str, ExtractedPage]:
+    return {
+        "r1": ExtractedPage(
+            url="https://rail.example/a", published_at=published, modified_at=modified, **extra
+        )
+    }
+
+
+def test_the_page_states_its_publication_date_and_the_later_modification_gives_freshness() -> None:
+    published = datetime(2026, 10, 1, 9, 0, tzinfo=timezone(timedelta(hours=8)))
+    modified = NOW - timedelta(days=2)
+    (dated,) = date_from_pages(
+        [undated(missing=["published_at"], degraded=True)],
+        stated(published, modified),
+        NOW,
+        DateSettings(),
+    )
+    assert dated.published_at == datetime(2026, 10, 1, 1, 0, tzinfo=UTC)
+    assert (dated.freshness, dated.dated_from) == ("past_week", "page")
+    assert dated.missing == [] and not dated.degraded
+
+
+def test_the_pages_date_beats_the_providers() -> None:
+    sent = undated(
+        published_at=NOW - timedelta(hours=3), freshness="realtime", dated_from="provider"
+    )
+    (dated,) = date_from_pages(
+        [sent], stated(datetime(2024, 5, 2, tzinfo=UTC)), NOW, DateSettings()
+    )
+    assert dated.published_at == datetime(2024, 5, 2, tzinfo=UTC)
+    assert (dated.freshness, dated.dated_from) == ("archive", "page")
+
+
+def test_a_page_date_past_the_tolerance_or_a_failed_page_leaves_the_result_as_it_was() -> None:
+    mine = undated(freshness="past_month", dated_from="snippet")
+    future = stated(NOW + timedelta(days=3))
+    assert date_from_pages([mine], future, NOW, DateSettings()) == [mine]
+    failed = stated(NOW, error=ErrorInfo(code="timeout", category="recoverable", message="slow"))
+    assert date_from_pages([mine], failed, NOW, DateSettings()) == [mine]
+    (soon,) = date_from_pages([mine], stated(NOW + timedelta(hours=2)), NOW, DateSettings())
+    assert soon.published_at == NOW and soon.freshness == "realtime"  # a zone ahead of UTC

@@ -9,8 +9,15 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from sleuth.contract import Freshness, ResultItem
-from sleuth.stages.verify.trust import TrustSettings, registrable_domain, score_items, trust
+from sleuth.contract import ErrorInfo, Freshness, ResultItem, TlsStatus
+from sleuth.extract.models import ExtractedPage, TlsInfo
+from sleuth.stages.verify.trust import (
+    TrustSettings,
+    registrable_domain,
+    score_items,
+    tls_proved,
+    trust,
+)
 
 DEFAULTS = TrustSettings()
 
@@ -448,3 +455,56 @@ def test_score_items_sets_score_and_breakdown_on_copies_in_order() -> None:
     assert scored[1].trust_breakdown["authority"] == 1.0
     assert items[0].source_trust_score is None and items[0].trust_breakdown == {}
     assert ResultItem.model_validate(scored[0].model_dump()) == scored[0]
+
+
+# --- a read page's TLS (include content) ---------------------------------------------------
+
+
+def page(tls: TlsStatus, reason: str, error: str | None = None) -> ExtractedPage:
+    failure = None
+    if error is not None:
+        failure = ErrorInfo(code=error, category="non_recoverable", message=reason)
+    return ExtractedPage(
+        url="https://docs.python.org/3/", tls=TlsInfo(status=tls, reason=reason), error=failure
+    )
+
+
+def test_a_read_pages_tls_replaces_the_https_stand_in() -> None:
+    found = item("https://docs.python.org/3/")
+    assert trust(found, DEFAULTS).security == 1.0  # https: the stand-in
+    scored = {
+        status: score_items([found], DEFAULTS, pages={found.id: read})[0]
+        for status, read in {
+            "valid": page("valid", "certificate verified for docs.python.org"),
+            "invalid": page("invalid", "certificate has expired", error="tls_invalid"),
+            "plain": page("none", "plain http"),
+        }.items()
+    }
+    assert {name: it.trust_breakdown["security"] for name, it in scored.items()} == {
+        "valid": 1.0,
+        "invalid": 0.0,
+        "plain": 0.0,
+    }
+    # 0.4·0.85 + 0.3·0.5 + 0.2·0.6 + 0.1·0.0 for the failed certificate
+    assert scored["invalid"].source_trust_score == 0.61
+
+
+def test_a_fetch_that_failed_otherwise_proves_nothing_about_tls() -> None:
+    timed_out = page("none", "not fetched", error="timeout")
+    assert tls_proved(timed_out) is None
+    found = item("https://docs.python.org/3/")
+    (scored,) = score_items([found], DEFAULTS, pages={found.id: timed_out})
+    assert scored.trust_breakdown["security"] == 1.0
+
+
+def test_the_tls_scores_are_configured_for_every_status() -> None:
+    assert (
+        trust(
+            item("https://a.example/"),
+            TrustSettings(tls={"valid": 0.8, "invalid": 0.1, "none": 0.2}),
+            tls="valid",
+        ).security
+        == 0.8
+    )
+    with pytest.raises(ValidationError, match="tls needs a score for every status"):
+        TrustSettings(tls={"valid": 1.0})

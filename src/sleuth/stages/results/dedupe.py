@@ -13,7 +13,11 @@ Owns the three levels of sameness, applied in order:
 
 except that levels 2 and 3 keep apart items whose texts disagree on a number, a
 model, a name or a date (`sleuth.stages.results.dedupe_details`): templated pages are not
-copies of each other;
+copies of each other.
+
+Level 3 runs again on the pages' full text when they were read (`include: content`,
+`dedupe_pages`): results whose page texts are within `page_simhash_max_distance`
+merge, the same details keeping templated pages apart;
 
 and how duplicates merge (`_merge`): the first-seen item's text, every provider and
 its best position, the https URL, any date. Pure: no I/O, settings come from
@@ -27,7 +31,7 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from hashlib import blake2b
 from typing import Any
@@ -36,10 +40,11 @@ from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import ResultItem
-from sleuth.stages.results.dedupe_details import compare_items, title_numbers
+from sleuth.extract.models import ExtractedPage
+from sleuth.stages.results.dedupe_details import compare_items, text_numbers, title_numbers
 from sleuth.text import tokens
 
-__all__ = ["DedupeSettings", "canonical_url", "dedupe", "hamming", "simhash"]
+__all__ = ["DedupeSettings", "canonical_url", "dedupe", "dedupe_pages", "hamming", "simhash"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _PERCENT_ESCAPE = re.compile(r"%[0-9a-fA-F]{2}")
@@ -133,6 +138,18 @@ class DedupeSettings(BaseModel):
             "Levels 2 and 3 never merge items whose title or snippet disagree on a "
             "number, a model, a name or a date (templated pages: 128GB vs 256GB, two "
             "cities); false merges them on text similarity alone."
+        ),
+    )
+    page_simhash_max_distance: int = Field(
+        default=4,
+        ge=0,
+        le=64,
+        description=(
+            "Level 3 on the full text, when the results' pages were read (include "
+            "content): items merge when the SimHash Hamming distance of their page texts "
+            "is below this (strictly less; 3 bits or fewer by default, the bound Manku et "
+            "al. chose for web pages) and, with keep_apart_on_details, the pages and "
+            "their titles state the same numbers; 0 turns it off."
         ),
     )
     content_match_distance: int = Field(
@@ -304,6 +321,54 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
         else items[group[0]]
         for group in groups.values()
     ]
+
+
+def dedupe_pages(
+    items: Sequence[ResultItem], pages: Mapping[str, ExtractedPage], settings: DedupeSettings
+) -> list[ResultItem]:
+    """Level 3 on full text: `items` whose pages (`pages`, by item id) were read and
+    hold nearly the same text merged, in the order each was first seen.
+
+    Only an item with `content` counts (its page was read and the content policy let
+    it through); its page text must have `simhash_min_tokens` tokens. With
+    `keep_apart_on_details`, pages that state different numbers (`text_numbers`), or
+    whose titles do, stay apart however alike their texts: two pages of one template.
+    The titles' and snippets' wording is not compared: a copy of an article often
+    comes under a headline and a summary of its own.
+    """
+    limit = settings.page_simhash_max_distance
+    if limit == 0:
+        return list(items)
+    read: list[tuple[int, int, frozenset[str]]] = []  # index, fingerprint, numbers
+    for index, item in enumerate(items):
+        page = pages.get(item.id)
+        if item.content is None or page is None:
+            continue
+        words = tokens(page.text)
+        if len(words) >= settings.simhash_min_tokens:
+            read.append((index, _simhash_of(words), text_numbers(page.text)))
+    first_of = list(range(len(items)))
+    for position, (index, fingerprint, numbers) in enumerate(read):
+        for other, other_fingerprint, other_numbers in read[:position]:
+            if first_of[other] != other:
+                continue  # merged into an earlier one, which this one meets too
+            if (fingerprint ^ other_fingerprint).bit_count() >= limit:
+                continue
+            if settings.keep_apart_on_details:
+                mine, theirs = title_numbers(items[index].title), title_numbers(items[other].title)
+                if numbers != other_numbers or (None not in (mine, theirs) and mine != theirs):
+                    continue
+            first_of[index] = other
+            break
+    groups: dict[int, list[int]] = {}
+    for index in range(len(items)):
+        groups.setdefault(first_of[index], []).append(index)
+    merged = []
+    for group in groups.values():
+        members = [items[i] for i in group]
+        canonical = [canonical_url(item.url, settings) if item.url else None for item in members]
+        merged.append(_merge(members, canonical) if len(group) > 1 else members[0])
+    return merged
 
 
 def _details_differ(a: ResultItem, b: ResultItem, settings: DedupeSettings) -> bool:

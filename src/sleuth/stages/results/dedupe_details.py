@@ -45,6 +45,7 @@ __all__ = [
     "compare",
     "compare_items",
     "disagree",
+    "text_numbers",
     "title_numbers",
     "titles_disagree",
 ]
@@ -178,6 +179,19 @@ def title_numbers(title: str) -> tuple[str, ...] | None:
     whatever their snippets: a check that costs nothing per pair."""
     core = _without_site(title)
     return None if _ELLIPSIS.search(core) else _numbers(_tokens(core))
+
+
+def text_numbers(text: str) -> frozenset[str]:
+    """Every number in a text (a token with a digit: 5999, 128GB, 3.13, 07:05), for
+    whole pages, which are not aligned word by word: two copies of one article state
+    the same numbers, two pages of one template (a phone in two sizes, a flat in two
+    districts) do not.
+
+    >>> sorted(text_numbers("Leaves at 21:40, reaches Vienna at 07:05; from 59 euros."))
+    ['07:05', '21:40', '59']
+    """
+    normal = unicodedata.normalize("NFKC", text)
+    return frozenset(token for token in _TOKEN.findall(normal) if any(ch.isdigit() for ch in token))
 
 
 def disagree(a: str, b: str, *, ends_may_differ: bool = True) -> bool:

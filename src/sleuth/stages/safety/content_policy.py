@@ -19,6 +19,10 @@ Latin-script term matches whole words only, so "ass" does not withhold "class". 
 term list applies to every result, whatever its language: a Chinese page can quote an
 English term. The keys (`zh`, `en`, any other) only organise the lists.
 
+When a result's page was read (`include: content`), the page is judged too: its main
+text as the title and snippet are, and the address it ended at (after redirects) as
+the result's link; a withheld result loses its `content` as well.
+
 It runs after the clean stage (terms are matched on the visible text, not on markup
 that could split them, "炸<b></b>弹") and before de-duplication, so that each back
 end's wording is judged on its own and a withheld link never rides along in a merged
@@ -37,13 +41,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from sleuth.contract import Degradation, ResultItem
+from sleuth.extract.models import ExtractedPage
 from sleuth.text import CJK, is_cjk, language_of
 
 __all__ = [
@@ -132,13 +137,17 @@ class ContentPolicySettings(BaseModel):
 
 
 def apply_content_policy(
-    items: Sequence[ResultItem], settings: ContentPolicySettings, language: str | None = None
+    items: Sequence[ResultItem],
+    settings: ContentPolicySettings,
+    language: str | None = None,
+    pages: Mapping[str, ExtractedPage] | None = None,
 ) -> tuple[list[ResultItem], list[Degradation]]:
     """`items` in order, those the policy withholds replaced by the notice, and one
     `result_withheld` degradation per withheld item.
 
     `language` is the query's ('zh' gives the Chinese notice, anything else the
-    English one); None picks by each result's own text.
+    English one); None picks by each result's own text. `pages` maps item ids to the
+    page read for them, judged with their item.
     """
     matcher = settings._matcher
     if not matcher.terms and not matcher.domains:
@@ -146,7 +155,7 @@ def apply_content_policy(
     kept: list[ResultItem] = []
     withheld: list[Degradation] = []
     for item in items:
-        reason = _violation(item, matcher)
+        reason = _violation(item, matcher, pages.get(item.id) if pages else None)
         if reason is None:
             kept.append(item)
             continue
@@ -162,14 +171,21 @@ def apply_content_policy(
     return kept, withheld
 
 
-def _violation(item: ResultItem, matcher: _Matcher) -> str | None:
-    """Which policy entry `item` matches, in words that do not repeat the term."""
-    host = _host(item)
-    if host is not None:
+def _violation(item: ResultItem, matcher: _Matcher, page: ExtractedPage | None) -> str | None:
+    """Which policy entry `item` (or its page) matches, in words that do not repeat the term."""
+    hosts = [("link", _host(item))]
+    if page is not None and page.final_url:
+        hosts.append(("page's address", _host_of(page.final_url)))
+    for what, host in hosts:
+        if host is None:
+            continue
         for index, domain in enumerate(matcher.domains):
             if host == domain or host.endswith("." + domain):
-                return f"its link matches content_policy.domains entry #{index + 1}"
-    for field, text in (("title", item.title), ("snippet", item.snippet)):
+                return f"its {what} matches content_policy.domains entry #{index + 1}"
+    texts = [("title", item.title), ("snippet", item.snippet)]
+    if page is not None:
+        texts.append(("page", page.text))
+    for field, text in texts:
         folded = _folded(text)
         if not folded:
             continue
@@ -192,6 +208,7 @@ def _withheld(item: ResultItem, notice: str) -> ResultItem:
             "sources": [],
             "fields": {},
             "fact_check": None,
+            "content": None,
             "flags": flags,
         }
     )
@@ -200,13 +217,15 @@ def _withheld(item: ResultItem, notice: str) -> ResultItem:
 def _host(item: ResultItem) -> str | None:
     if item.domain:
         return item.domain.lower().removeprefix("www.").strip(".")
-    if item.url:
-        try:
-            host = urlsplit(item.url).hostname
-        except ValueError:
-            return None
-        return host.removeprefix("www.").strip(".") if host else None
-    return None
+    return _host_of(item.url) if item.url else None
+
+
+def _host_of(url: str) -> str | None:
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:
+        return None
+    return host.removeprefix("www.").strip(".") if host else None
 
 
 def _alternation(terms: Sequence[str]) -> re.Pattern[str]:

@@ -37,6 +37,12 @@ Rules, each chosen to keep a wrong date out rather than to find more dates:
   that mentions a past date was written on or after it, so the most recent mention is
   the tightest bound that never overstates freshness.
 
+When a result's page was read (`include: content`), `date_from_pages` puts what the
+page states about itself first: its own publication date becomes `published_at`, and
+the later of its publication and modification dates gives `freshness`, with
+`dated_from: "page"` (a page's dates are read from its markup, never guessed; see
+`sleuth.extract.metadata`). A stated date past `now` and the tolerance is not taken.
+
 >>> now = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 >>> snippet = "3天前 · 华为发布 Mate 80，售价 5999 元。"
 >>> found = find_date("华为发布会", snippet, None, now, DateSettings())
@@ -57,9 +63,18 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import ResultItem
+from sleuth.extract.models import ExtractedPage
 from sleuth.stages.results.normalize import freshness_of
 
-__all__ = ["DateField", "DateSettings", "FoundDate", "date_items", "find_date", "score_dates"]
+__all__ = [
+    "DateField",
+    "DateSettings",
+    "FoundDate",
+    "date_from_pages",
+    "date_items",
+    "find_date",
+    "score_dates",
+]
 
 DateField = Literal["title", "snippet", "url"]
 
@@ -534,4 +549,41 @@ def date_items(
                 update={"freshness": freshness_of(found.at, now), "dated_from": found.found_in}
             )
         )
+    return dated
+
+
+def date_from_pages(
+    items: Sequence[ResultItem],
+    pages: Mapping[str, ExtractedPage],
+    now: datetime,
+    settings: DateSettings,
+) -> list[ResultItem]:
+    """`items` whose page was read (`pages`, by item id) dated by what the page states:
+    `published_at` its publication date, when it states one; `freshness` from the later
+    of that and its modification date. An item whose page states no date (or only
+    dates later than `now` allows) keeps its own."""
+    latest_allowed = now + timedelta(hours=settings.future_tolerance_hours)
+
+    def allowed(at: datetime | None) -> datetime | None:
+        # In UTC, as a provider's dates are normalised.
+        return None if at is None or at > latest_allowed else min(at, now).astimezone(UTC)
+
+    dated = []
+    for item in items:
+        page = pages.get(item.id)
+        if page is None or page.error is not None:
+            dated.append(item)
+            continue
+        published, modified = allowed(page.published_at), allowed(page.modified_at)
+        stated = [at for at in (published, modified) if at is not None]
+        if not stated:
+            dated.append(item)
+            continue
+        update: dict[str, Any] = {"freshness": freshness_of(max(stated), now), "dated_from": "page"}
+        if published is not None:
+            update["published_at"] = published
+            if "published_at" in item.missing:
+                missing = [name for name in item.missing if name != "published_at"]
+                update |= {"missing": missing, "degraded": item.degraded and bool(missing)}
+        dated.append(item.model_copy(update=update))
     return dated

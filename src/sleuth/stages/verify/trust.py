@@ -27,7 +27,10 @@ total stays in 0..1::
 - D, diversity: how many independent registrable domains the result was found at
   (`ResultItem.sources` and its own URL); two URLs on one domain count once, and
   all local files together count as one source.
-- S, transport security: a score per URL scheme (https, http, file, ...).
+- S, transport security: when the result's page was read (`include: content`), what
+  the fetch proved about its connection, `tls` valid, invalid (a certificate that did
+  not verify) or none (plain http), each with its score; otherwise a score per URL
+  scheme (https, http, file, ...), which stands in for it.
 
 The total is rounded to 4 decimal places.
 
@@ -52,7 +55,8 @@ from typing import Annotated, get_args
 from publicsuffixlist import PublicSuffixList
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from sleuth.contract import Freshness, ResultItem
+from sleuth.contract import Freshness, ResultItem, TlsStatus
+from sleuth.extract.models import ExtractedPage
 
 __all__ = [
     "TrustScore",
@@ -60,6 +64,7 @@ __all__ = [
     "registrable_domain",
     "scheme_and_domain",
     "score_items",
+    "tls_proved",
     "trust",
 ]
 
@@ -75,6 +80,7 @@ _BAD_HOST_CHARS = re.compile(r"[\s/\\<>\"'{}|^`%@]")
 _COUNTRY_CODE = re.compile(r"[a-z]{2}")
 _LOCAL_SOURCE = "file:"  # the one diversity key shared by all local files
 _FRESHNESS_LABELS: tuple[str, ...] = get_args(Freshness)
+_TLS_STATUSES: tuple[str, ...] = get_args(TlsStatus)
 
 Score = Annotated[float, Field(ge=0, le=1)]
 Weight = Annotated[float, Field(ge=0)]
@@ -111,6 +117,10 @@ def _default_second_level_classes() -> dict[str, str]:
 
 def _default_freshness() -> dict[Freshness, float]:
     return {"realtime": 1.0, "past_week": 0.9, "past_month": 0.7, "archive": 0.3, "unknown": 0.5}
+
+
+def _default_tls() -> dict[TlsStatus, float]:
+    return {"valid": 1.0, "invalid": 0.0, "none": 0.0}
 
 
 class TrustSettings(BaseModel):
@@ -205,6 +215,14 @@ class TrustSettings(BaseModel):
             "crossed a network."
         ),
     )
+    tls: dict[TlsStatus, Score] = Field(
+        default_factory=_default_tls,
+        description=(
+            "Security of a result whose page was read (include content), by what the fetch "
+            "proved: a certificate that verified, one that did not, or plain http. It "
+            "replaces the URL scheme's score for that result."
+        ),
+    )
     unknown_security: Score = Field(
         default=0.5,
         description=(
@@ -262,6 +280,9 @@ class TrustSettings(BaseModel):
         missing = [label for label in _FRESHNESS_LABELS if label not in self.freshness]
         if missing:
             raise ValueError(f"freshness needs a score for every label; missing: {missing}")
+        missing = [status for status in _TLS_STATUSES if status not in self.tls]
+        if missing:
+            raise ValueError(f"tls needs a score for every status; missing: {missing}")
         both = sorted(self.allow & self.deny)
         if both:
             raise ValueError(f"{both[0]!r} is in both allow and deny")
@@ -319,9 +340,13 @@ def registrable_domain(url_or_host: str | None) -> str | None:
 
 
 def trust(
-    item: ResultItem, settings: TrustSettings, priors: Mapping[str, float] | None = None
+    item: ResultItem,
+    settings: TrustSettings,
+    priors: Mapping[str, float] | None = None,
+    tls: TlsStatus | None = None,
 ) -> TrustScore:
-    """The trust score of one item; `priors` maps registrable domains to click-through 0..1.
+    """The trust score of one item; `priors` maps registrable domains to click-through 0..1;
+    `tls` is what fetching the item's page proved about its connection, when it was read.
 
     Raises ValueError when the prior for the item's domain is outside 0..1.
     """
@@ -343,8 +368,11 @@ def trust(
     freshness = settings.freshness[item.freshness]
     count = _independent_sources(item)
     diversity = settings.diversity[min(count, len(settings.diversity)) - 1]
-    # No URL, a bare host without a scheme, or an unlisted scheme: nothing to judge.
-    security = settings.security.get(scheme or "", settings.unknown_security)
+    if tls is not None:
+        security = settings.tls[tls]
+    else:
+        # No URL, a bare host without a scheme, or an unlisted scheme: nothing to judge.
+        security = settings.security.get(scheme or "", settings.unknown_security)
 
     weighted = (
         settings.authority_weight * authority
@@ -374,11 +402,17 @@ def score_items(
     items: Sequence[ResultItem],
     settings: TrustSettings,
     priors: Mapping[str, float] | None = None,
+    pages: Mapping[str, ExtractedPage] | None = None,
 ) -> list[ResultItem]:
-    """Copies of `items`, in order, with `source_trust_score` and `trust_breakdown` set."""
+    """Copies of `items`, in order, with `source_trust_score` and `trust_breakdown` set.
+
+    `pages` maps item ids to the page read for them (include content): their `tls`
+    then scores transport security (see `tls_proved`).
+    """
     scored = []
     for item in items:
-        score = trust(item, settings, priors)
+        page = pages.get(item.id) if pages else None
+        score = trust(item, settings, priors, tls_proved(page) if page else None)
         scored.append(
             item.model_copy(
                 update={
@@ -388,6 +422,15 @@ def score_items(
             )
         )
     return scored
+
+
+def tls_proved(page: ExtractedPage) -> TlsStatus | None:
+    """What fetching `page` proved about its connection: its `tls` when it was read, or
+    when the certificate failed (which ended the fetch); None when the fetch failed
+    otherwise (a timeout, a refusal), which proves nothing."""
+    if page.error is None or page.tls.status == "invalid":
+        return page.tls.status
+    return None
 
 
 def _scheme_of(url: str | None) -> str | None:

@@ -20,7 +20,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from sleuth.admission import AdmissionSettings
@@ -28,6 +36,7 @@ from sleuth.egress import EgressSettings
 from sleuth.errors import ConfigError
 from sleuth.extract.settings import ExtractSettings
 from sleuth.observe import ObserveSettings
+from sleuth.providers.declared import HttpSpec
 from sleuth.redaction import secret_name
 from sleuth.resilience.breaker import BreakerSettings
 from sleuth.resilience.hedge import HedgeSettings
@@ -74,6 +83,21 @@ class ProviderConfig(BaseModel):
     api_key_env: str | None = Field(None, description="Environment variable holding the API key.")
     timeout_s: float = Field(3.0, gt=0, le=60)
     options: dict[str, Any] = Field(default_factory=dict, description="Provider-specific extras.")
+    kind: Literal["builtin", "http"] = Field(
+        "builtin",
+        description="builtin: a provider module; http: any HTTP API, declared in `http:` alone.",
+    )
+    http: HttpSpec | None = Field(
+        None, description="kind http: the call and how to read the answer (docs/providers.md)."
+    )
+
+    @model_validator(mode="after")
+    def _http_needs_its_spec(self) -> ProviderConfig:
+        if self.kind == "http" and self.http is None:
+            raise ValueError("kind http needs an `http:` section (url, results, fields)")
+        if self.kind != "http" and self.http is not None:
+            raise ValueError("an `http:` section needs kind: http")
+        return self
 
 
 def default_providers() -> dict[str, ProviderConfig]:
@@ -215,6 +239,23 @@ class Settings(BaseSettings):
         if self.llm_summary.api_key_env:
             names.append(self.llm_summary.api_key_env)
         return names
+
+    @model_validator(mode="after")
+    def _declare_http_providers(self) -> Settings:
+        """Each `kind: http` provider joins the registry, as a module's does on import."""
+        from sleuth import providers  # at call time: the registry imports provider modules
+        from sleuth.providers.declared import provider_for
+
+        for name, conf in self.providers.items():
+            if conf.http is None:
+                continue
+            if name in providers.names():
+                raise ValueError(
+                    f"providers.{name}: kind http cannot take a built-in provider's name; "
+                    "choose another"
+                )
+            providers.declare(provider_for(name, conf.http))
+        return self
 
     @field_validator("providers", mode="before")
     @classmethod

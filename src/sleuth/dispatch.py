@@ -18,7 +18,7 @@ from sleuth.errors import InvalidRequest, MissingApiKey
 from sleuth.providers.base import HttpRequest, Provider, ProviderQuery, ProviderSettings
 from sleuth.stages.rewrite import Rewritten
 
-__all__ = ["backups_for", "choose_providers", "request_for"]
+__all__ = ["backups_for", "call_for", "choose_providers", "request_for"]
 
 
 def choose_providers(req: SearchRequest, settings: Settings) -> list[Provider]:
@@ -58,7 +58,7 @@ def backups_for(req: SearchRequest, chosen: list[Provider], settings: Settings) 
         if name not in taken
         and name in configured
         and configured[name].enabled
-        and name in registry.names()
+        and (name in registry.names() or configured[name].kind == "http")
     ]
 
 
@@ -70,6 +70,19 @@ def request_for(
     settings: Settings,
 ) -> HttpRequest:
     """The provider's description of its call; `MissingApiKey` when it has no key."""
+    query, call = call_for(provider, req, guarded_text, rewritten, settings)
+    return provider.build_request(query, call)
+
+
+def call_for(
+    provider: Provider,
+    req: SearchRequest,
+    guarded_text: str,
+    rewritten: Rewritten,
+    settings: Settings,
+) -> tuple[ProviderQuery, ProviderSettings]:
+    """What the provider's pure functions are handed for this request; `MissingApiKey`
+    when it needs a key and has none."""
     conf = settings.providers[provider.name]
     api_key = (os.environ.get(conf.api_key_env) or None) if conf.api_key_env else None
     if api_key is None and settings.replay is not None:
@@ -93,4 +106,4 @@ def request_for(
     call = ProviderSettings(
         base_url=conf.base_url, timeout_s=conf.timeout_s, api_key=api_key, options=conf.options
     )
-    return provider.build_request(query, call)
+    return query, call

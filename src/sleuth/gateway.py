@@ -44,7 +44,7 @@ from sleuth.contract import (
     SummarySentence,
     describe_validation_error,
 )
-from sleuth.dispatch import backups_for, choose_providers, request_for
+from sleuth.dispatch import backups_for, call_for, choose_providers, request_for
 from sleuth.egress import EgressPolicy
 from sleuth.errors import InvalidRequest, NoResults, SearchError
 from sleuth.extract.in_search import with_content
@@ -675,6 +675,14 @@ class Sleuth:
                 progress("provider_started", {"provider": name, "attempt": attempts})
             return await self.transport.send(name, req.query, request, timeout_s)
 
+        next_page = None
+        if provider.next_page is not None:
+            paged = provider.next_page
+
+            def next_page(first: HttpRequest, done: int, got: int) -> HttpRequest | None:
+                query, call = call_for(provider, req, guarded_text, rewritten, self.settings)
+                return paged(query, first, call, done, got)
+
         return Exchange(
             build=lambda: request_for(provider, req, guarded_text, rewritten, self.settings),
             send=send,
@@ -682,6 +690,7 @@ class Sleuth:
                 response.status, response.headers, response.body, mapping
             ),
             timeout_s=self.settings.providers[name].timeout_s,
+            next_page=next_page,
         )
 
     async def fetch_raw(

@@ -200,6 +200,11 @@ class Settings(BaseSettings):
         None,
         description="Folder of <provider>.yaml field mappings that override the built-in ones.",
     )
+    providers_dir: Path | None = Field(
+        None,
+        description="Folder of <name>.yaml files, each one `kind: http` provider as "
+        "`providers.<name>` takes it (an entry under `providers:` wins key by key).",
+    )
     kb: KnowledgeBaseConfig = Field(default_factory=KnowledgeBaseConfig)
     guard: GuardSettings = Field(default_factory=GuardSettings)
     rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
@@ -239,6 +244,29 @@ class Settings(BaseSettings):
         if self.llm_summary.api_key_env:
             names.append(self.llm_summary.api_key_env)
         return names
+
+    @model_validator(mode="before")
+    @classmethod
+    def _provider_files(cls, data: Any) -> Any:
+        """`providers_dir`'s files as `providers:` entries, under those written there."""
+        if not isinstance(data, dict) or not data.get("providers_dir"):
+            return data
+        folder = Path(str(data["providers_dir"])).expanduser()
+        if not folder.is_dir():
+            raise ValueError(f"providers_dir: {folder} is not a folder")
+        declared: dict[str, Any] = {}
+        for path in sorted(folder.glob("*.yaml")):
+            entry = read_yaml(path, "provider")
+            if not isinstance(entry, dict):
+                raise ValueError(f"providers_dir: {path} must be a mapping (kind: http, http: ...)")
+            declared[path.stem] = {"kind": "http", **entry}
+        written = data.get("providers") or {}
+        if not isinstance(written, dict):
+            return data
+        for name, override in written.items():
+            base = declared.get(name, {})
+            declared[name] = {**base, **override} if isinstance(override, dict) else override
+        return {**data, "providers": declared}
 
     @model_validator(mode="after")
     def _declare_http_providers(self) -> Settings:

@@ -135,10 +135,9 @@ class ErrorMatch(BaseModel):
     @classmethod
     def _statuses(cls, value: Any) -> Any:
         for item in value if isinstance(value, list) else [value] if value is not None else []:
-            if isinstance(item, bool) or not (
-                isinstance(item, int) or (isinstance(item, str) and _STATUS_RANGE.match(item))
-            ):
-                raise ValueError(f"{item!r} is not a status or a range like 500-599")
+            ranges = _ranges(item) if not isinstance(item, bool) else []
+            if not ranges or not all(100 <= low <= high <= 599 for low, high in ranges):
+                raise ValueError(f"{item!r} is not a status (100-599) or a range like 500-599")
         return value
 
     @field_validator("body_regex")
@@ -161,12 +160,14 @@ class ErrorMatch(BaseModel):
         return self.body_regex is None or re.search(self.body_regex, text) is not None
 
 
-def _ranges(value: list[int | str] | int | str) -> list[tuple[int, int]]:
+def _ranges(value: Any) -> list[tuple[int, int]]:
     found = []
     for item in value if isinstance(value, list) else [value]:
+        if isinstance(item, bool):
+            continue
         if isinstance(item, int):
             found.append((item, item))
-        elif match := _STATUS_RANGE.match(item):
+        elif isinstance(item, str) and (match := _STATUS_RANGE.match(item)):
             found.append((int(match.group(1)), int(match.group(2) or match.group(1))))
     return found
 

@@ -63,6 +63,7 @@ from sleuth.stages.trust import TrustSettings
 from sleuth.stages.verify import ConfidenceSettings
 from sleuth.store import CacheSettings, StoreSettings
 from sleuth.transport import read_cassette
+from sleuth.usage.settings import AuditSettings, UsageSettings
 from sleuth.yaml_file import read_yaml
 
 log = logging.getLogger(__name__)
@@ -236,6 +237,8 @@ class Settings(BaseSettings):
     tasks: TaskSettings = Field(default_factory=TaskSettings)
     serve: ServeSettings = Field(default_factory=ServeSettings)
     observe: ObserveSettings = Field(default_factory=ObserveSettings)
+    usage: UsageSettings = Field(default_factory=UsageSettings)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
 
     def secret_env(self) -> list[str]:
         """The environment variables holding this configuration's keys (providers' and

@@ -46,14 +46,14 @@ from sleuth.contract import (
 )
 from sleuth.dispatch import backups_for, call_for, choose_providers, request_for
 from sleuth.egress import EgressPolicy
-from sleuth.errors import InvalidRequest, NoResults, SearchError
+from sleuth.errors import BudgetExceeded, InvalidRequest, NoResults, SearchError
 from sleuth.extract.in_search import with_content
 from sleuth.extract.models import ExtractRequest, ExtractResponse, parse_extract_request
 from sleuth.extract.reader import PageReader, build_page_source
 from sleuth.feedback import FeedbackTally
 from sleuth.mapping_files import MappingFiles
 from sleuth.model_summary import summarize_with_model
-from sleuth.observe import Observer, Watch
+from sleuth.observe import CallContext, Observer, Watch, current_context
 from sleuth.outcomes import Merged, merge_outcomes
 from sleuth.providers.base import HttpRequest, Provider
 from sleuth.providers.mapping import FieldMapping
@@ -95,6 +95,7 @@ from sleuth.transport import (
     ReplayTransport,
     Transport,
 )
+from sleuth.usage import Finished, Ledger
 
 log = logging.getLogger(__name__)
 
@@ -195,6 +196,8 @@ class Sleuth:
         self.gate = Gate(self.settings.admission, self.settings.deadline_s)
         #: How long the stages after the fan-out take, kept clear of the deadline.
         self.finishing = FinishingTime()
+        #: Prices, budgets, usage rows and the audit log (kept in the store).
+        self.ledger = Ledger(self.settings.usage, self.settings.audit)
         self._pages: PageReader | None = None
 
     @property
@@ -338,17 +341,47 @@ class Sleuth:
         from its errors, and leaves one call-log event (a failed one when it raises)."""
         task_id = task_id or f"srch_{uuid.uuid4().hex}"
         arrived = time.perf_counter() if arrived is None else arrived
-        with self.observer.watch(request, task_id) as watch:
-            async with self.gate.admit(patient=patient):
-                # A task's deadline starts when it runs; an answer's when it was asked.
-                started = time.perf_counter() if patient else arrived
-                response = await self._search(request, progress, task_id, watch, started)
-            # file: links in results passed `sanitise_items`, which keeps them only for
-            # the local knowledge base's own results.
-            response = sanitise_response(response, allow_file=True)
-            response = self.observer.redact_response(response)
-            watch.answered(response)
+        context = current_context()
+        try:
+            with self.observer.watch(request, task_id) as watch:
+                async with self.gate.admit(patient=patient):
+                    # A task's deadline starts when it runs; an answer's when it was asked.
+                    started = time.perf_counter() if patient else arrived
+                    response = await self._search(request, progress, task_id, watch, started)
+                # file: links in results passed `sanitise_items`, which keeps them only for
+                # the local knowledge base's own results.
+                response = sanitise_response(response, allow_file=True)
+                response = self.observer.redact_response(response)
+                watch.answered(response)
+        except BudgetExceeded as exc:  # the refusal is audited too
+            await self._account(context, task_id, _query_of(request), error_code=exc.code)
+            raise
+        await self._account(context, task_id, response.query, response=response)
         return response
+
+    async def _account(
+        self,
+        context: CallContext,
+        task_id: str,
+        query: str,
+        *,
+        response: SearchResponse | None = None,
+        error_code: str | None = None,
+    ) -> None:
+        """The search's usage rows and audit entry, by who asked (`call_context`)."""
+        done = Finished(
+            at=time.time(),
+            tenant=context.tenant,
+            response=response,
+            error_code=error_code,
+            key=context.key,
+            tool=context.tool,
+            workflow=context.workflow,
+            adapter=context.adapter,
+            task_id=task_id,
+            query=query,
+        )
+        await self.ledger.record(self.store, done)
 
     def validate(self, request: SearchRequest | Mapping[str, Any] | str) -> SearchRequest:
         """The request as `search` would take it, or the `InvalidRequest` (or
@@ -414,6 +447,19 @@ class Sleuth:
                 if hit is not None:
                     return hit
 
+        spending = await self.ledger.spending(
+            self.store,
+            current_context().tenant,
+            [provider.name for provider in chosen],
+            backups,
+            [name for name, conf in settings.providers.items() if conf.enabled],
+        )
+        if spending.degradation is not None:  # the budget is spent: the free ones only
+            chosen = [registry.get(name) for name in spending.providers]
+            backups = spending.backups
+            for provider in chosen:
+                mappings.setdefault(provider.name, self.mappings.for_provider(provider))
+
         with timer.stage("fan_out"):
             outcomes, fallbacks = await ask_chain(
                 [provider.name for provider in chosen],
@@ -445,6 +491,8 @@ class Sleuth:
                     ),
                 )
             merged.degradations.extend(fallbacks)
+            if spending.degradation is not None:
+                merged.degradations.insert(0, spending.degradation)
         candidates = merged.items
         with timer.stage("clean"):
             # Injections are judged on the text as sent: clean would strip <system> tags.

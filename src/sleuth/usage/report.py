@@ -1,0 +1,124 @@
+"""Usage rows summed per period (UTC day or month), optionally per group. Pure.
+
+Every sum is an integer sum of micro-units, shown as an exact decimal string per
+currency: the periods' costs add up to the total's, and the total to the rows'.
+
+>>> from sleuth.store.usage_records import UsageRow
+>>> rows = [UsageRow(0.0, "acme", "kagi", "ok", 25000, currency="USD"),
+...         UsageRow(60.0, "acme", "brave", "error", 0, currency=None),
+...         UsageRow(90.0, "acme", "kagi", "cached", 0, 25000, "USD")]
+>>> day = summarise(rows, "day")[0]
+>>> day["period"], day["calls"], day["failures"], day["cache_hits"], day["cost"]
+('1970-01-01', 2, 1, 1, {'USD': '0.025000'})
+>>> day["cache_savings"]
+{'USD': '0.025000'}
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from sleuth.store.usage_records import UsageRow
+from sleuth.usage.prices import format_micros
+from sleuth.usage.settings import Period
+
+__all__ = ["GROUPS", "Group", "Totals", "period_label", "period_range", "summarise", "total"]
+
+Group = Literal["provider", "tenant", "key", "tool", "workflow", "adapter"]
+GROUPS: tuple[Group, ...] = ("provider", "tenant", "key", "tool", "workflow", "adapter")
+_FAILED = frozenset({"error", "timeout"})
+
+
+@dataclass
+class Totals:
+    """The sums of some rows."""
+
+    calls: int = 0
+    failures: int = 0
+    cache_hits: int = 0
+    unpriced_calls: int = 0
+    cost_micros: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    saved_micros: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+
+    def add(self, row: UsageRow) -> None:
+        if row.outcome == "cached":
+            self.cache_hits += 1
+            if row.saved_micros and row.currency:
+                self.saved_micros[row.currency] += row.saved_micros
+            return
+        self.calls += 1
+        self.failures += row.outcome in _FAILED
+        if row.cost_micros is None:
+            self.unpriced_calls += 1
+        elif row.cost_micros and row.currency:
+            self.cost_micros[row.currency] += row.cost_micros
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "calls": self.calls,
+            "failures": self.failures,
+            "cache_hits": self.cache_hits,
+            "unpriced_calls": self.unpriced_calls,
+            "cost": {c: format_micros(n) for c, n in sorted(self.cost_micros.items())},
+            "cost_micros": dict(sorted(self.cost_micros.items())),
+            "cache_savings": {c: format_micros(n) for c, n in sorted(self.saved_micros.items())},
+            "cache_savings_micros": dict(sorted(self.saved_micros.items())),
+        }
+
+
+def period_label(at: float, period: Period) -> str:
+    moment = datetime.fromtimestamp(at, UTC)
+    return moment.strftime("%Y-%m-%d" if period == "day" else "%Y-%m")
+
+
+def period_range(label: str) -> tuple[float, float]:
+    """The [start, end) epoch seconds of a "YYYY-MM-DD" day or "YYYY-MM" month.
+
+    >>> period_range("2026-12")[1] - period_range("2026-12")[0] == 31 * 86400
+    True
+    """
+    if len(label) == 7:
+        start = datetime.strptime(label, "%Y-%m").replace(tzinfo=UTC)
+        end = start.replace(year=start.year + start.month // 12, month=start.month % 12 + 1)
+    else:
+        start = datetime.strptime(label, "%Y-%m-%d").replace(tzinfo=UTC)
+        end = datetime.fromtimestamp(start.timestamp() + 86400, UTC)
+    return start.timestamp(), end.timestamp()
+
+
+def summarise(
+    rows: Iterable[UsageRow], period: Period, by: Sequence[Group] = ()
+) -> list[dict[str, Any]]:
+    """One entry per period that has rows, oldest first: its totals, and with `by`
+    the totals of each value of each group (`"none"` for rows without one)."""
+    totals: dict[str, Totals] = {}
+    groups: dict[str, dict[str, dict[str, Totals]]] = {}
+    for row in rows:
+        label = period_label(row.at, period)
+        totals.setdefault(label, Totals()).add(row)
+        for group in by:
+            value = getattr(row, group) or "none"
+            per = groups.setdefault(label, {}).setdefault(group, {})
+            per.setdefault(str(value), Totals()).add(row)
+    found = []
+    for label in sorted(totals):
+        entry = {"period": label, **totals[label].as_json()}
+        for group in by:
+            entry[f"by_{group}"] = {
+                value: sums.as_json()
+                for value, sums in sorted(groups.get(label, {}).get(group, {}).items())
+            }
+        found.append(entry)
+    return found
+
+
+def total(rows: Iterable[UsageRow]) -> dict[str, Any]:
+    """The totals of all `rows`."""
+    sums = Totals()
+    for row in rows:
+        sums.add(row)
+    return sums.as_json()

@@ -22,11 +22,24 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-from sleuth.store.usage_records import UsageRow
+from sleuth.errors import InvalidRequest
+from sleuth.store.usage_records import UsageRow, period_starts
 from sleuth.usage.prices import format_micros
 from sleuth.usage.settings import Period
 
-__all__ = ["GROUPS", "Group", "Totals", "period_label", "period_range", "summarise", "total"]
+__all__ = [
+    "GROUPS",
+    "Group",
+    "Totals",
+    "day_start",
+    "default_range",
+    "period_label",
+    "period_range",
+    "requested_groups",
+    "requested_range",
+    "summarise",
+    "total",
+]
 
 Group = Literal["provider", "tenant", "key", "tool", "workflow", "adapter"]
 GROUPS: tuple[Group, ...] = ("provider", "tenant", "key", "tool", "workflow", "adapter")
@@ -122,3 +135,69 @@ def total(rows: Iterable[UsageRow]) -> dict[str, Any]:
     for row in rows:
         sums.add(row)
     return sums.as_json()
+
+
+def day_start(text: str, field: str) -> float:
+    """The start (UTC) of the day "YYYY-MM-DD" or the month "YYYY-MM"; `InvalidRequest`
+    naming `field` otherwise.
+
+    >>> day_start("2026-12", "since") == day_start("2026-12-01", "since")
+    True
+    """
+    try:
+        return period_range(text.strip())[0]
+    except ValueError:
+        raise InvalidRequest(
+            f"{field}: {text!r} is not a date; allowed: YYYY-MM-DD or YYYY-MM (UTC)",
+            field=field,
+            allowed=["YYYY-MM-DD", "YYYY-MM"],
+        ) from None
+
+
+def default_range(period: Period, now: float) -> tuple[float, float]:
+    """[since, until) when a report names neither: the last 30 days for `day`, the
+    last 12 months for `month`, to now."""
+    day, month = period_starts(now)
+    if period == "day":
+        return day - 29 * 86400, now
+    moment = datetime.fromtimestamp(month, UTC)
+    year, index = divmod(moment.year * 12 + moment.month - 1 - 11, 12)
+    return datetime(year, index + 1, 1, tzinfo=UTC).timestamp(), now
+
+
+def requested_range(
+    period: Period,
+    since: str | None,
+    until: str | None,
+    now: float,
+    *,
+    fields: tuple[str, str] = ("since", "until"),
+) -> tuple[float, float]:
+    """[since, until) of a report asked for by dates ("YYYY-MM-DD" or "YYYY-MM";
+    `until` is the last day or month included), else `default_range`; the errors name
+    `fields`."""
+    start, end = default_range(period, now)
+    if since is not None:
+        start = day_start(since, fields[0])
+    if until is not None:
+        day_start(until, fields[1])
+        end = period_range(until.strip())[1]
+    if end <= start:
+        raise InvalidRequest(
+            f"{fields[1]}: comes before {fields[0]}; allowed: a date on or after it",
+            field=fields[1],
+        )
+    return start, end
+
+
+def requested_groups(by: str | None, field: str = "by") -> list[Group]:
+    """The groups named in a comma-separated `by`, in `GROUPS` order."""
+    chosen = [part.strip() for part in (by or "").split(",") if part.strip()]
+    unknown = [part for part in chosen if part not in GROUPS]
+    if unknown:
+        raise InvalidRequest(
+            f"{field}: {', '.join(unknown)} is not a group; allowed: {', '.join(GROUPS)}",
+            field=field.lstrip("-"),
+            allowed=list(GROUPS),
+        )
+    return [group for group in GROUPS if group in chosen]

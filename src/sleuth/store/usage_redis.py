@@ -61,7 +61,8 @@ class RedisUsage:
                 ("ZADD", self._usage_key("rows", row.tenant), row.at, _member(row.to_json()))
             )
             if row.cost_micros and row.currency:
-                for start in period_starts(row.at):
+                # On the 1st the day and the month start together: count it once.
+                for start in dict.fromkeys(period_starts(row.at)):
                     spent = self._usage_key("spent", row.tenant, str(int(start)))
                     calls.append(("HINCRBY", spent, row.currency, row.cost_micros))
                     calls.append(("EXPIRE", spent, _SPENT_TTL_S))

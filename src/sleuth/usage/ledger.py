@@ -29,6 +29,8 @@ __all__ = ["Ledger", "Spending"]
 
 log = logging.getLogger(__name__)
 
+_ADJECTIVE: dict[Period, str] = {"day": "daily", "month": "monthly"}
+
 
 @dataclass(frozen=True)
 class Spending:
@@ -89,9 +91,10 @@ class Ledger:
         if spent < rule.limit_micros:
             return unchanged
         ends = _period_end(since, rule.period)
+        currency, limit = rule.currency, format_micros(rule.limit_micros)
         said = (
-            f"tenant {tenant!r} has spent {format_micros(spent)} {rule.currency} of its "
-            f"{rule.period}ly budget of {format_micros(rule.limit_micros)} {rule.currency}; "
+            f"tenant {tenant!r} has spent {format_micros(spent)} {currency} of its "
+            f"{_ADJECTIVE[rule.period]} budget of {limit} {currency}; "
             f"it is renewed at {_iso(ends)}"
         )
         if rule.when_spent == "degrade":

@@ -11,6 +11,7 @@ tenant's, or one tenant's with `tenant=`.
 
 import time
 from collections.abc import Callable
+from datetime import date
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query
@@ -18,18 +19,37 @@ from fastapi.responses import JSONResponse
 
 from sleuth.call_log import iso_time
 from sleuth.contract import ErrorInfo
-from sleuth.errors import Forbidden
+from sleuth.errors import Forbidden, InvalidRequest
 from sleuth.store.usage_records import AuditEntry
 from sleuth.usage.prices import format_micros
-from sleuth.usage.report import GROUPS, requested_groups, requested_range
+from sleuth.usage.report import GROUPS, Group, requested_range
 
 __all__ = ["routes"]
+
+_DATE = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorInfo, "description": "An API key is needed."},
     403: {"model": ErrorInfo, "description": "A tenant's key asked for another tenant."},
     422: {"model": ErrorInfo, "description": "A parameter is invalid (names it)."},
 }
+
+
+def _day(description: str) -> Any:
+    # A string with JSON Schema's `date` format rather than a `date`: pydantic would
+    # also take a number there (seconds since the epoch), which the schema does not say.
+    return Query(pattern=_DATE, description=description, json_schema_extra={"format": "date"})
+
+
+def _date(value: str | None, field: str) -> date | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise InvalidRequest(
+            f"{field}: {value!r} is not a date; allowed: YYYY-MM-DD", field=field
+        ) from None
 
 
 def _scope(who: Any, tenant: str | None) -> str | None:
@@ -52,27 +72,27 @@ def routes(service: Callable[..., Any], caller: Callable[..., Any]) -> APIRouter
         period: Annotated[
             Literal["day", "month"], Query(description="day or month (UTC).")
         ] = "day",
-        since: Annotated[
-            str | None, Query(description="First day or month, YYYY-MM-DD or YYYY-MM.")
-        ] = None,
-        until: Annotated[str | None, Query(description="Last day or month included.")] = None,
+        since: Annotated[str | None, _day("First day (UTC), YYYY-MM-DD.")] = None,
+        until: Annotated[str | None, _day("Last day included (UTC), YYYY-MM-DD.")] = None,
         tenant: Annotated[
             str | None, Query(max_length=64, description="Operators: one tenant.")
         ] = None,
         by: Annotated[
-            str | None, Query(description=f"Comma-separated groups: {', '.join(GROUPS)}.")
+            list[Group] | None, Query(description="Group each period by these (repeatable).")
         ] = None,
     ) -> JSONResponse:
         """Calls, cost, cache savings and failures per day or month; the caller's
         tenant's, or (operators) everyone's."""
-        start, end = requested_range(period, since, until, time.time())
+        start, end = requested_range(
+            period, _date(since, "since"), _date(until, "until"), time.time()
+        )
         report = await svc.sleuth.ledger.report(
             svc.sleuth.store,
             since=start,
             until=end,
             period=period,
             tenant=_scope(who, tenant),
-            by=requested_groups(by),
+            by=[group for group in GROUPS if group in (by or [])],
         )
         return JSONResponse(report)
 
@@ -80,8 +100,8 @@ def routes(service: Callable[..., Any], caller: Callable[..., Any]) -> APIRouter
     async def audit(
         svc: Annotated[Any, Depends(service)],
         who: Annotated[Any, Depends(caller)],
-        since: Annotated[str | None, Query(description="First day, YYYY-MM-DD.")] = None,
-        until: Annotated[str | None, Query(description="Last day included.")] = None,
+        since: Annotated[str | None, _day("First day (UTC), YYYY-MM-DD.")] = None,
+        until: Annotated[str | None, _day("Last day included (UTC), YYYY-MM-DD.")] = None,
         tenant: Annotated[
             str | None, Query(max_length=64, description="Operators: one tenant.")
         ] = None,
@@ -91,7 +111,9 @@ def routes(service: Callable[..., Any], caller: Callable[..., Any]) -> APIRouter
     ) -> JSONResponse:
         """The audit log, newest first: who searched, with which key and tool, when,
         which providers, what it cost."""
-        start, end = requested_range("day", since, until, time.time())
+        start, end = requested_range(
+            "day", _date(since, "since"), _date(until, "until"), time.time()
+        )
         entries = await svc.sleuth.store.audit_entries(start, end, _scope(who, tenant), limit)
         return JSONResponse({"entries": [json_entry(entry) for entry in entries]})
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any, Literal
 
 from sleuth.errors import InvalidRequest
@@ -44,6 +44,8 @@ __all__ = [
 Group = Literal["provider", "tenant", "key", "tool", "workflow", "adapter"]
 GROUPS: tuple[Group, ...] = ("provider", "tenant", "key", "tool", "workflow", "adapter")
 _FAILED = frozenset({"error", "timeout"})
+#: 9999-12-31T23:59:59Z, the last second a `datetime` can show.
+_LAST_SECOND = 253_402_300_799.0
 
 
 @dataclass
@@ -167,27 +169,31 @@ def default_range(period: Period, now: float) -> tuple[float, float]:
 
 def requested_range(
     period: Period,
-    since: str | None,
-    until: str | None,
+    since: str | date | None,
+    until: str | date | None,
     now: float,
     *,
     fields: tuple[str, str] = ("since", "until"),
 ) -> tuple[float, float]:
-    """[since, until) of a report asked for by dates ("YYYY-MM-DD" or "YYYY-MM";
-    `until` is the last day or month included), else `default_range`; the errors name
-    `fields`."""
+    """[since, until) of a report asked for by dates (a `date`, or "YYYY-MM-DD" or
+    "YYYY-MM"; `until` is the last day or month included), else `default_range`; the
+    errors name `fields`. An `until` before `since` is an empty range: nothing to
+    report, not an error."""
     start, end = default_range(period, now)
     if since is not None:
-        start = day_start(since, fields[0])
+        start = _bounds(since, fields[0])[0]
     if until is not None:
-        day_start(until, fields[1])
-        end = period_range(until.strip())[1]
-    if end <= start:
-        raise InvalidRequest(
-            f"{fields[1]}: comes before {fields[0]}; allowed: a date on or after it",
-            field=fields[1],
-        )
-    return start, end
+        end = min(_bounds(until, fields[1])[1], _LAST_SECOND)
+    return start, max(start, end)
+
+
+def _bounds(value: str | date, field: str) -> tuple[float, float]:
+    if isinstance(value, date):
+        # Arithmetic on the timestamp: the day after 9999-12-31 is no `datetime`.
+        start = datetime(value.year, value.month, value.day, tzinfo=UTC).timestamp()
+        return start, start + 86400
+    day_start(value, field)
+    return period_range(value.strip())
 
 
 def requested_groups(by: str | None, field: str = "by") -> list[Group]:

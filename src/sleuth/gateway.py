@@ -285,8 +285,9 @@ class Sleuth:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Write the breakers' waiting successes; close the transport's connections and
-        the store sleuth opened."""
+        """Write the breakers' waiting successes and the usage still being recorded;
+        close the transport's connections and the store sleuth opened."""
+        await self.ledger.flush()
         if self._breaker is not None:
             await self._breaker.aclose()
             self._breaker = None
@@ -354,12 +355,12 @@ class Sleuth:
                 response = self.observer.redact_response(response)
                 watch.answered(response)
         except BudgetExceeded as exc:  # the refusal is audited too
-            await self._account(context, task_id, _query_of(request), error_code=exc.code)
+            self._account(context, task_id, _query_of(request), error_code=exc.code)
             raise
-        await self._account(context, task_id, response.query, response=response)
+        self._account(context, task_id, response.query, response=response)
         return response
 
-    async def _account(
+    def _account(
         self,
         context: CallContext,
         task_id: str,
@@ -368,7 +369,8 @@ class Sleuth:
         response: SearchResponse | None = None,
         error_code: str | None = None,
     ) -> None:
-        """The search's usage rows and audit entry, by who asked (`call_context`)."""
+        """Record the search's usage rows and audit entry, by who asked
+        (`call_context`); written in the background (`Ledger.flush`)."""
         done = Finished(
             at=time.time(),
             tenant=context.tenant,
@@ -381,7 +383,7 @@ class Sleuth:
             task_id=task_id,
             query=query,
         )
-        await self.ledger.record(self.store, done)
+        self.ledger.record(self.store, done)
 
     def validate(self, request: SearchRequest | Mapping[str, Any] | str) -> SearchRequest:
         """The request as `search` would take it, or the `InvalidRequest` (or

@@ -226,7 +226,7 @@ async def test_a_search_names_its_tool_and_workflow_through_call_context(
         report = await sleuth.ledger.report(
             sleuth.store, since=0, until=time.time() + 1, by=["tool", "workflow"]
         )
-        (entry,) = await sleuth.store.audit_entries(0, time.time() + 1)
+        (entry,) = await sleuth.ledger.audit_entries(sleuth.store, since=0, until=time.time() + 1)
     (today,) = report["periods"]
     assert today["by_tool"]["internal_search"]["calls"] == 1
     assert today["by_workflow"]["knowledge_steward"]["cost"] == {"USD": "0.001500"}

@@ -114,7 +114,9 @@ def routes(service: Callable[..., Any], caller: Callable[..., Any]) -> APIRouter
         start, end = requested_range(
             "day", _date(since, "since"), _date(until, "until"), time.time()
         )
-        entries = await svc.sleuth.store.audit_entries(start, end, _scope(who, tenant), limit)
+        entries = await svc.sleuth.ledger.audit_entries(
+            svc.sleuth.store, since=start, until=end, tenant=_scope(who, tenant), limit=limit
+        )
         return JSONResponse({"entries": [json_entry(entry) for entry in entries]})
 
     return router

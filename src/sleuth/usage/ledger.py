@@ -1,6 +1,11 @@
 """The usage ledger of one `Sleuth`: budgets before a search, rows and an audit entry
 after it, reports and retention. The policy over a `UsageStore`; no I/O of its own.
 
+Rows are written after the answer is made, in a task of their own, so a search does
+not wait for the store's write: `flush()` waits for those still being written
+(`Sleuth.aclose` does, and so do reports and the budget check of a tenant with a
+budget, which must see what its earlier searches spent).
+
 Budgets are checked when a search is about to call providers (a fresh cached answer
 costs nothing and is served whatever the budget). Searches already running when the
 budget runs out finish, so a budget can be passed by what they cost: it is a limit on
@@ -10,6 +15,7 @@ answer never fails a search: the check lets it through and the failure is logged
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable, Collection, Sequence
@@ -19,7 +25,7 @@ from typing import Any
 
 from sleuth.contract import Degradation
 from sleuth.errors import BudgetExceeded
-from sleuth.store.usage_records import AuditEntry, UsageStore, period_starts
+from sleuth.store.usage_records import AuditEntry, UsageRow, UsageStore, period_starts
 from sleuth.usage.accounting import Finished, account
 from sleuth.usage.prices import PriceTable, format_micros
 from sleuth.usage.report import Group, period_range, summarise, total
@@ -65,6 +71,12 @@ class Ledger:
         self.audit = audit
         self.prices = PriceTable.from_settings(usage.prices)
         self._clock = clock
+        self._writing: set[asyncio.Task[None]] = set()
+
+    async def flush(self) -> None:
+        """Wait until every recorded search is written."""
+        while self._writing:
+            await asyncio.gather(*list(self._writing), return_exceptions=True)
 
     async def spending(
         self,
@@ -80,6 +92,7 @@ class Ledger:
         rule = self.usage.budget_for(tenant)
         if rule is None or not self.usage.enabled:
             return unchanged
+        await self.flush()
         now = self._clock()
         day, month = period_starts(now)
         since = day if rule.period == "day" else month
@@ -110,19 +123,30 @@ class Ledger:
             said += "; no free provider is enabled to degrade to (usage.degrade_to)"
         raise BudgetExceeded(said, retry_after_s=max(1.0, ends - now))
 
-    async def record(self, store: UsageStore, done: Finished) -> None:
-        """Append the search's rows and audit entry. Never raises: accounting that
-        fails is logged, and the answer still goes out."""
+    def record(self, store: UsageStore, done: Finished) -> None:
+        """Start appending the search's rows and audit entry (`flush` waits for it).
+        Never raises: accounting that fails is logged, and the answer still goes out."""
         rows, entry = account(done, self.prices, record_query=self.audit.record_query)
         audit: AuditEntry | None = entry if self.audit.enabled else None
         if not self.usage.enabled:
             rows = []
         if not rows and audit is None:
             return
+        task = asyncio.create_task(self._write(store, rows, audit, done.task_id))
+        self._writing.add(task)
+        task.add_done_callback(self._writing.discard)
+
+    async def _write(
+        self,
+        store: UsageStore,
+        rows: Sequence[UsageRow],
+        audit: AuditEntry | None,
+        task_id: str | None,
+    ) -> None:
         try:
             await store.add_usage(rows, audit)
         except Exception:
-            log.exception("the usage of search %s could not be recorded", done.task_id)
+            log.exception("the usage of search %s could not be recorded", task_id)
 
     async def report(
         self,
@@ -136,6 +160,7 @@ class Ledger:
     ) -> dict[str, Any]:
         """Calls, cost, cache savings and failures per period of [since, until), for one
         tenant or (None) all; the shape `GET /v1/usage` and `sleuth usage --json` give."""
+        await self.flush()
         rows = await store.usage_rows(since, until, tenant)
         return {
             "tenant": tenant,
@@ -146,8 +171,22 @@ class Ledger:
             "total": total(rows),
         }
 
+    async def audit_entries(
+        self,
+        store: UsageStore,
+        *,
+        since: float,
+        until: float,
+        tenant: str | None = None,
+        limit: int = 100,
+    ) -> list[AuditEntry]:
+        """The audit log of [since, until), newest first, once every search is written."""
+        await self.flush()
+        return await store.audit_entries(since, until, tenant, limit)
+
     async def prune(self, store: UsageStore) -> tuple[int, int]:
         """Delete usage rows and audit entries past their retention: (rows, entries)."""
+        await self.flush()
         now = self._clock()
         rows = await store.prune_usage(now - self.usage.retention_days * 86400)
         entries = await store.prune_audit(now - self.audit.retention_days * 86400)

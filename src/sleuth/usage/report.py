@@ -20,6 +20,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from functools import lru_cache
 from typing import Any, Literal
 
 from sleuth.errors import InvalidRequest
@@ -86,7 +87,14 @@ class Totals:
 
 
 def period_label(at: float, period: Period) -> str:
-    moment = datetime.fromtimestamp(at, UTC)
+    """ "YYYY-MM-DD" or "YYYY-MM" (UTC) of the time `at`."""
+    return _day_label(int(at // 86400), period)
+
+
+@lru_cache(maxsize=4096)
+def _day_label(day: int, period: Period) -> str:
+    # By day number: a month of rows formats some 31 labels, not one per row.
+    moment = datetime.fromtimestamp(day * 86400, UTC)
     return moment.strftime("%Y-%m-%d" if period == "day" else "%Y-%m")
 
 
@@ -114,18 +122,22 @@ def summarise(
     groups: dict[str, dict[str, dict[str, Totals]]] = {}
     for row in rows:
         label = period_label(row.at, period)
-        totals.setdefault(label, Totals()).add(row)
+        if label not in totals:
+            totals[label] = Totals()
+            groups[label] = {group: {} for group in by}
+        totals[label].add(row)
         for group in by:
-            value = getattr(row, group) or "none"
-            per = groups.setdefault(label, {}).setdefault(group, {})
-            per.setdefault(str(value), Totals()).add(row)
+            value = str(getattr(row, group) or "none")
+            per = groups[label][group]
+            if value not in per:
+                per[value] = Totals()
+            per[value].add(row)
     found = []
     for label in sorted(totals):
         entry = {"period": label, **totals[label].as_json()}
         for group in by:
             entry[f"by_{group}"] = {
-                value: sums.as_json()
-                for value, sums in sorted(groups.get(label, {}).get(group, {}).items())
+                value: sums.as_json() for value, sums in sorted(groups[label][group].items())
             }
         found.append(entry)
     return found

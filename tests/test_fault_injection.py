@@ -4,7 +4,7 @@ kept, and nothing escapes. Then the issue's must-shows: a failing provider repla
 its backup, the stale cache and the fallback answer, and rules edited while running.
 
 The provider under test (`faulty`) points at the fault server (`tests/fault_server.py`)
-in the mode under test: the built-in `searxng`, and `internal_search`, a provider
+in the mode under test: the built-in `searxng`, and `declared_searxng`, a provider
 declared in YAML alone (`tests/data/yaml_provider/fault_suite.yaml`), which must behave
 the same. `mirror`, a second SearXNG-speaking provider, points at the same server's
 healthy mode.
@@ -70,7 +70,7 @@ def server() -> Iterator[FaultServer]:
         yield started
 
 
-@pytest.fixture(params=["searxng", "internal_search"])
+@pytest.fixture(params=["searxng", "declared_searxng"])
 def faulty(request: pytest.FixtureRequest) -> str:
     """The provider the faults are served to: built in, or declared in YAML alone."""
     name: str = request.param

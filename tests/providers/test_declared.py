@@ -2,7 +2,7 @@
 
 The example is `docs/examples/providers/internal_search.yaml`, an internal search API
 whose request and bodies the file's header (and docs/providers.md) documents; the
-bodies under tests/data/internal_search/ follow it. Its cassette is replayed as the
+bodies under tests/data/yaml_provider/internal_search/ follow it. Its cassette is replayed as the
 built-in providers' are, and pages, errors, egress and key redaction are checked
 against a real local HTTP server.
 """
@@ -30,7 +30,8 @@ from sleuth.providers.declared import HttpSpec, provider_for
 from sleuth.transport import ReplayTransport
 
 EXAMPLE = Path(__file__).parents[2] / "docs" / "examples" / "providers" / "internal_search.yaml"
-DATA = data_dir("internal_search")
+# Under yaml_provider/: the sweeps over tests/data/*/cassette.jsonl replay built-ins only.
+DATA = data_dir("yaml_provider") / "internal_search"
 load = body_loader(DATA)
 KEY = "isk-test-0123456789abcdef"
 QUERY = "最近一周关于 checkout 的客户投诉"

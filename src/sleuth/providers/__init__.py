@@ -54,7 +54,8 @@ def unregister(name: str) -> None:
 
 def declare(provider: Provider) -> None:
     """Add (or replace) a provider a configuration declares (`sleuth.config` calls it
-    for each `kind: http` entry it reads); a built-in name cannot be declared."""
+    for each `kind: http` entry it reads); a built-in name cannot be declared. The
+    registry is the process's: for one name, the configuration read last wins."""
     if provider.name in _REGISTRY:
         raise ValueError(f"{provider.name!r} is a built-in provider; choose another name")
     _DECLARED[provider.name] = provider

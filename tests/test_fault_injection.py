@@ -3,8 +3,11 @@ rules, the search answers within its deadline, the healthy provider's results ar
 kept, and nothing escapes. Then the issue's must-shows: a failing provider replaced by
 its backup, the stale cache and the fallback answer, and rules edited while running.
 
-`searxng` points at the fault server (`tests/fault_server.py`) in the mode under test;
-`mirror`, a second SearXNG-speaking provider, points at the same server's healthy mode.
+The provider under test (`faulty`) points at the fault server (`tests/fault_server.py`)
+in the mode under test: the built-in `searxng`, and `declared_searxng`, a provider
+declared in YAML alone (`tests/data/yaml_provider/fault_suite.yaml`), which must behave
+the same. `mirror`, a second SearXNG-speaking provider, points at the same server's
+healthy mode.
 These tests wait for real (a real server is the point), each at most its 1.5 s deadline.
 """
 
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from fault_server import MODES, FaultServer
 from sleuth.config import Settings
@@ -29,6 +33,7 @@ from sleuth.store import SqliteStore, cache_key
 from sleuth.testing import registered
 
 DEADLINE_S = 1.5
+YAML_PROVIDER = Path(__file__).parent / "data" / "yaml_provider" / "fault_suite.yaml"
 QUERY = "python 3.13 release notes"
 
 #: mode -> (code, category, action) the built-in rules give it.
@@ -65,6 +70,21 @@ def server() -> Iterator[FaultServer]:
         yield started
 
 
+@pytest.fixture(params=["searxng", "declared_searxng"])
+def faulty(request: pytest.FixtureRequest) -> str:
+    """The provider the faults are served to: built in, or declared in YAML alone."""
+    name: str = request.param
+    return name
+
+
+def faulty_config(name: str, base_url: str) -> dict[str, Any]:
+    # A provider timeout under the deadline, so a hang is the provider's timeout.
+    config: dict[str, Any] = {"enabled": True, "base_url": base_url, "timeout_s": 0.5}
+    if name != "searxng":
+        config.update(yaml.safe_load(YAML_PROVIDER.read_text(encoding="utf-8")))
+    return config
+
+
 @pytest.fixture(autouse=True)
 def mirror() -> Iterator[None]:
     """A second provider speaking SearXNG's API, so both can be real HTTP back ends."""
@@ -83,16 +103,15 @@ def url(server: FaultServer, mode: str) -> str:
 
 
 def settings(
-    server: FaultServer, searxng_url: str, mirror_url: str | None = None, **kw: Any
+    faulty: str, server: FaultServer, faulty_url: str, mirror_url: str | None = None, **kw: Any
 ) -> Settings:
     base: dict[str, Any] = {
-        "chain": ["searxng", "mirror"],
+        "chain": [faulty, "mirror"],
         "deadline_s": DEADLINE_S,
         "store": {"backend": "memory"},
         "egress": {"allow_private": ["127.0.0.1"]},  # the misbehaving servers are local
         "providers": {
-            # A provider timeout under the deadline, so a hang is the provider's timeout.
-            "searxng": {"enabled": True, "base_url": searxng_url, "timeout_s": 0.5},
+            faulty: faulty_config(faulty, faulty_url),
             "mirror": {"base_url": mirror_url or server.url_for("ok")},
         },
     }
@@ -108,14 +127,14 @@ async def timed_search(sleuth: Sleuth, request: Any = QUERY) -> tuple[SearchResp
 
 @pytest.mark.parametrize("mode", sorted(EXPECTED))
 async def test_a_fault_is_classified_and_the_healthy_answer_kept_within_the_deadline(
-    server: FaultServer, mode: str
+    server: FaultServer, mode: str, faulty: str
 ) -> None:
-    async with Sleuth(settings(server, url(server, mode))) as sleuth:
+    async with Sleuth(settings(faulty, server, url(server, mode))) as sleuth:
         response, elapsed = await timed_search(sleuth)
     assert elapsed < DEADLINE_S + 0.5
-    (error,) = [e for e in response.errors if e.provider == "searxng"]
+    (error,) = [e for e in response.errors if e.provider == faulty]
     assert (error.code, error.category, error.action) == EXPECTED[mode]
-    assert response.providers["searxng"].status == ("empty" if mode == "empty" else "error")
+    assert response.providers[faulty].status == ("empty" if mode == "empty" else "error")
     assert response.providers["mirror"].status == "ok"
     assert response.results, "the healthy provider's results are kept"
     if mode == "429":
@@ -123,33 +142,33 @@ async def test_a_fault_is_classified_and_the_healthy_answer_kept_within_the_dead
 
 
 async def test_a_failing_provider_is_replaced_by_its_backup_within_the_deadline(
-    server: FaultServer,
+    server: FaultServer, faulty: str
 ) -> None:
     """Must-show: A answers 504 every time (four queued), B is healthy."""
     server.queue("504", "504", "504", "504")
-    served = settings(server, server.url, chain=["searxng"], backups=["mirror"])
+    served = settings(faulty, server, server.url, chain=[faulty], backups=["mirror"])
     async with Sleuth(served) as sleuth:
         response, elapsed = await timed_search(sleuth)
     assert elapsed < DEADLINE_S
     assert response.results and response.providers["mirror"].status == "ok"
     (error,) = response.errors
     assert (error.provider, error.code, error.category, error.http_status) == (
-        "searxng",
+        faulty,
         "provider_unavailable",
         "recoverable",
         504,
     )
     (fallback,) = [d for d in response.degradations if d.kind == "fallback"]
-    assert fallback.provider == "searxng" and "mirror" in fallback.reason
+    assert fallback.provider == faulty and "mirror" in fallback.reason
     assert response.degraded is True
 
 
 async def test_with_every_provider_down_a_cached_answer_returns_stale(
-    server: FaultServer, tmp_path: Path
+    server: FaultServer, tmp_path: Path, faulty: str
 ) -> None:
     """Must-show: the query was answered before; now every provider is down."""
     store = SqliteStore(tmp_path / "state.sqlite")
-    healthy = settings(server, server.url_for("ok"))
+    healthy = settings(faulty, server, server.url_for("ok"))
     async with Sleuth(healthy, store=store) as sleuth:
         before, _ = await timed_search(sleuth)
     assert before.cache == "miss" and before.results
@@ -159,7 +178,7 @@ async def test_with_every_provider_down_a_cached_answer_returns_stale(
     assert read is not None and read.fresh
     await store.put_cached(replace(read.entry, expires_at=time.time() - 1))
 
-    down = settings(server, server.url_for("503"), server.refused_url)
+    down = settings(faulty, server, server.url_for("503"), server.refused_url)
     async with Sleuth(down, store=store) as sleuth:
         response, elapsed = await timed_search(sleuth)
     await store.aclose()
@@ -167,7 +186,7 @@ async def test_with_every_provider_down_a_cached_answer_returns_stale(
     assert (response.cache, response.degraded) == ("stale", True)
     assert [item.title for item in response.results] == [item.title for item in before.results]
     assert response.degradations[-1].kind == "cache_stale"
-    assert {e.provider for e in response.errors} == {"searxng", "mirror"}
+    assert {e.provider for e in response.errors} == {faulty, "mirror"}
 
 
 @pytest.mark.parametrize(
@@ -178,9 +197,9 @@ async def test_with_every_provider_down_a_cached_answer_returns_stale(
     ],
 )
 async def test_with_every_provider_down_and_nothing_cached_the_fallback_answer(
-    server: FaultServer, query: str, sentence: str
+    server: FaultServer, query: str, sentence: str, faulty: str
 ) -> None:
-    down = settings(server, server.url_for("html"), server.url_for("401"))
+    down = settings(faulty, server, server.url_for("html"), server.url_for("401"))
     async with Sleuth(down) as sleuth:
         response, elapsed = await timed_search(sleuth, query)
     assert elapsed < DEADLINE_S + 0.5
@@ -193,7 +212,7 @@ async def test_with_every_provider_down_and_nothing_cached_the_fallback_answer(
 
 
 async def test_an_edited_rules_file_changes_the_next_calls_classification(
-    server: FaultServer, tmp_path: Path
+    server: FaultServer, tmp_path: Path, faulty: str
 ) -> None:
     """Must-show: the rules file is edited while the service runs."""
     rules = tmp_path / "rules.yaml"
@@ -205,7 +224,7 @@ async def test_an_edited_rules_file_changes_the_next_calls_classification(
         "    then: {category: unexpected, action: open_breaker}\n",
         encoding="utf-8",
     )
-    served = settings(server, server.url_for("503"), rules={"path": str(rules)})
+    served = settings(faulty, server, server.url_for("503"), rules={"path": str(rules)})
     request = {"query": QUERY, "no_cache": True}
     async with Sleuth(served) as sleuth:
         first, _ = await timed_search(sleuth, request)
@@ -219,8 +238,8 @@ async def test_an_edited_rules_file_changes_the_next_calls_classification(
             encoding="utf-8",
         )
         second, _ = await timed_search(sleuth, request)
-    (before,) = [e for e in first.errors if e.provider == "searxng"]
-    (after,) = [e for e in second.errors if e.provider == "searxng"]
+    (before,) = [e for e in first.errors if e.provider == faulty]
+    (after,) = [e for e in second.errors if e.provider == faulty]
     assert (before.code, before.category, before.action) == (
         "upstream_busy",
         "non_recoverable",
@@ -231,23 +250,23 @@ async def test_an_edited_rules_file_changes_the_next_calls_classification(
         "recoverable",
         "retry",
     )
-    assert (first.providers["searxng"].retries, second.providers["searxng"].retries) == (0, 2)
+    assert (first.providers[faulty].retries, second.providers[faulty].retries) == (0, 2)
 
 
 async def test_a_captcha_that_keeps_coming_opens_the_breaker_and_the_next_search_skips_it(
-    server: FaultServer,
+    server: FaultServer, faulty: str
 ) -> None:
     request = {"query": QUERY, "no_cache": True}
     asked_before = len(server.requests)
-    async with Sleuth(settings(server, server.url_for("captcha"))) as sleuth:
+    async with Sleuth(settings(faulty, server, server.url_for("captcha"))) as sleuth:
         captchas = [(await timed_search(sleuth, request))[0] for _ in range(4)]
         second, _ = await timed_search(sleuth, request)
     for first in captchas:  # a CAPTCHA page one to three times: still asked
         assert first.errors[0].action == "open_breaker"
-        assert first.providers["searxng"].status == "error"
-    assert second.providers["searxng"].status == "skipped"
+        assert first.providers[faulty].status == "error"
+    assert second.providers[faulty].status == "skipped"
     (skip,) = [d for d in second.degradations if d.kind == "breaker_open"]
-    assert skip.provider == "searxng" and "captcha" in skip.reason
+    assert skip.provider == faulty and "captcha" in skip.reason
     assert "skipped until" in skip.reason
     assert second.results  # mirror still answers
     captcha_calls = [r for r in server.requests[asked_before:] if r.mode == "captcha"]
@@ -255,13 +274,13 @@ async def test_a_captcha_that_keeps_coming_opens_the_breaker_and_the_next_search
 
 
 async def test_a_search_that_waited_before_it_started_still_answers_by_its_deadline(
-    server: FaultServer,
+    server: FaultServer, faulty: str
 ) -> None:
     """The deadline counts from when the search was asked (the HTTP layer passes the
     request's arrival): one that waited 1.2 s of its 1.5 s answers within the rest,
     well before the hung provider's own timeout (the full deadline here)."""
-    hung = settings(server, server.url_for("timeout"))
-    hung.providers["searxng"].timeout_s = DEADLINE_S
+    hung = settings(faulty, server, server.url_for("timeout"))
+    hung.providers[faulty].timeout_s = DEADLINE_S
     async with Sleuth(hung) as sleuth:
         started = time.perf_counter()
         response = await sleuth.search(
@@ -269,5 +288,5 @@ async def test_a_search_that_waited_before_it_started_still_answers_by_its_deadl
         )
         elapsed = time.perf_counter() - started
     assert elapsed < DEADLINE_S - 0.5
-    assert response.providers["searxng"].status in ("timeout", "error")
+    assert response.providers[faulty].status in ("timeout", "error")
     assert response.providers["mirror"].status == "ok" and response.results

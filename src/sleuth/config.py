@@ -20,7 +20,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from sleuth.admission import AdmissionSettings
@@ -30,6 +38,7 @@ from sleuth.errors import ConfigError
 from sleuth.extract.settings import ExtractSettings
 from sleuth.kb.sources import SourceConfig, check_source_name
 from sleuth.observe import ObserveSettings
+from sleuth.providers.declared import HttpSpec
 from sleuth.redaction import secret_name
 from sleuth.resilience.breaker import BreakerSettings
 from sleuth.resilience.hedge import HedgeSettings
@@ -56,6 +65,7 @@ from sleuth.stages.verify.dates import DateSettings
 from sleuth.stages.verify.trust import TrustSettings
 from sleuth.store import CacheSettings, StoreSettings
 from sleuth.transport import read_cassette
+from sleuth.usage.settings import AuditSettings, UsageSettings
 from sleuth.yaml_file import read_yaml
 
 log = logging.getLogger(__name__)
@@ -71,6 +81,21 @@ class ProviderConfig(BaseModel):
     api_key_env: str | None = Field(None, description="Environment variable holding the API key.")
     timeout_s: float = Field(3.0, gt=0, le=60)
     options: dict[str, Any] = Field(default_factory=dict, description="Provider-specific extras.")
+    kind: Literal["builtin", "http"] = Field(
+        "builtin",
+        description="builtin: a provider module; http: any HTTP API, declared in `http:` alone.",
+    )
+    http: HttpSpec | None = Field(
+        None, description="kind http: the call and how to read the answer (docs/providers.md)."
+    )
+
+    @model_validator(mode="after")
+    def _http_needs_its_spec(self) -> ProviderConfig:
+        if self.kind == "http" and self.http is None:
+            raise ValueError("kind http needs an `http:` section (url, results, fields)")
+        if self.kind != "http" and self.http is not None:
+            raise ValueError("an `http:` section needs kind: http")
+        return self
 
 
 def default_providers() -> dict[str, ProviderConfig]:
@@ -187,6 +212,11 @@ class Settings(BaseSettings):
         None,
         description="Folder of <provider>.yaml field mappings that override the built-in ones.",
     )
+    providers_dir: Path | None = Field(
+        None,
+        description="Folder of <name>.yaml files, each one `kind: http` provider as "
+        "`providers.<name>` takes it (an entry under `providers:` wins key by key).",
+    )
     kb: KnowledgeBaseConfig = Field(default_factory=KnowledgeBaseConfig)
     guard: GuardSettings = Field(default_factory=GuardSettings)
     rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
@@ -218,6 +248,8 @@ class Settings(BaseSettings):
     tasks: TaskSettings = Field(default_factory=TaskSettings)
     serve: ServeSettings = Field(default_factory=ServeSettings)
     observe: ObserveSettings = Field(default_factory=ObserveSettings)
+    usage: UsageSettings = Field(default_factory=UsageSettings)
+    audit: AuditSettings = Field(default_factory=AuditSettings)
 
     def secret_env(self) -> list[str]:
         """The environment variables holding this configuration's keys (providers' and
@@ -226,6 +258,46 @@ class Settings(BaseSettings):
         if self.llm_summary.api_key_env:
             names.append(self.llm_summary.api_key_env)
         return names
+
+    @model_validator(mode="before")
+    @classmethod
+    def _provider_files(cls, data: Any) -> Any:
+        """`providers_dir`'s files as `providers:` entries, under those written there."""
+        if not isinstance(data, dict) or not data.get("providers_dir"):
+            return data
+        folder = Path(str(data["providers_dir"])).expanduser()
+        if not folder.is_dir():
+            raise ValueError(f"providers_dir: {folder} is not a folder")
+        declared: dict[str, Any] = {}
+        for path in sorted(folder.glob("*.yaml")):
+            entry = read_yaml(path, "provider")
+            if not isinstance(entry, dict):
+                raise ValueError(f"providers_dir: {path} must be a mapping (kind: http, http: ...)")
+            declared[path.stem] = {"kind": "http", **entry}
+        written = data.get("providers") or {}
+        if not isinstance(written, dict):
+            return data
+        for name, override in written.items():
+            base = declared.get(name, {})
+            declared[name] = {**base, **override} if isinstance(override, dict) else override
+        return {**data, "providers": declared}
+
+    @model_validator(mode="after")
+    def _declare_http_providers(self) -> Settings:
+        """Each `kind: http` provider joins the registry, as a module's does on import."""
+        from sleuth import providers  # at call time: the registry imports provider modules
+        from sleuth.providers.declared import provider_for
+
+        for name, conf in self.providers.items():
+            if conf.http is None:
+                continue
+            if name in providers.names():
+                raise ValueError(
+                    f"providers.{name}: kind http cannot take a built-in provider's name; "
+                    "choose another"
+                )
+            providers.declare(provider_for(name, conf.http))
+        return self
 
     @field_validator("providers", mode="before")
     @classmethod

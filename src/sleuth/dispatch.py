@@ -20,7 +20,7 @@ from sleuth.providers.base import HttpRequest, Provider, ProviderQuery, Provider
 from sleuth.stages.query.rewrite import Rewritten
 from sleuth.stages.results.scope import only_sources, split_scope
 
-__all__ = ["backups_for", "choose_providers", "request_for"]
+__all__ = ["backups_for", "call_for", "choose_providers", "request_for"]
 
 
 def choose_providers(req: SearchRequest, settings: Settings) -> list[Provider]:
@@ -83,8 +83,8 @@ def backups_for(req: SearchRequest, chosen: list[Provider], settings: Settings) 
         if name not in taken
         and name in configured
         and configured[name].enabled
+        and (name in registry.names() or configured[name].kind == "http")
         and (not sources_only or registry.get(name).info.sources)
-        and name in registry.names()
     ]
 
 
@@ -97,6 +97,20 @@ def request_for(
     now: datetime | None = None,
 ) -> HttpRequest:
     """The provider's description of its call; `MissingApiKey` when it has no key."""
+    query, call = call_for(provider, req, guarded_text, rewritten, settings, now)
+    return provider.build_request(query, call)
+
+
+def call_for(
+    provider: Provider,
+    req: SearchRequest,
+    guarded_text: str,
+    rewritten: Rewritten,
+    settings: Settings,
+    now: datetime | None = None,
+) -> tuple[ProviderQuery, ProviderSettings]:
+    """What the provider's pure functions are handed for this request; `MissingApiKey`
+    when it needs a key and has none."""
     conf = settings.providers[provider.name]
     api_key = (os.environ.get(conf.api_key_env) or None) if conf.api_key_env else None
     if api_key is None and settings.replay is not None:
@@ -125,4 +139,4 @@ def request_for(
     call = ProviderSettings(
         base_url=conf.base_url, timeout_s=conf.timeout_s, api_key=api_key, options=conf.options
     )
-    return provider.build_request(query, call)
+    return query, call

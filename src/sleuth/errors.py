@@ -14,6 +14,7 @@
     │   ├── TaskNotFound             no such task for this tenant (another's looks the same)
     │   ├── TaskCancelled            the task was cancelled before it finished
     │   ├── SearchTimeout            a synchronous search outran the service's limit
+    │   ├── BudgetExceeded           the tenant's budget for the day or month is spent
     │   └── TaskAbandoned            the task's workers kept dying; it was given up
     └── ProviderError                a back end failed (carries `provider`)
         ├── ProviderTimeout          recoverable
@@ -185,6 +186,16 @@ class SearchTimeout(ServiceError):
     code = "search_timeout"
     category = "recoverable"
     status_hint = 504
+
+
+class BudgetExceeded(ServiceError):
+    """The tenant's budget (`usage.budgets`) for this day or month is spent, and its
+    rule says refuse (or degrade, with no free provider to degrade to).
+    `retry_after_s` is the time until the period ends and the budget is whole again."""
+
+    code = "budget_exceeded"
+    category = "non_recoverable"
+    status_hint = 402
 
 
 class TaskAbandoned(ServiceError):

@@ -46,16 +46,16 @@ from sleuth.contract import (
     SummarySentence,
     describe_validation_error,
 )
-from sleuth.dispatch import backups_for, choose_providers, request_for
+from sleuth.dispatch import backups_for, call_for, choose_providers, request_for
 from sleuth.egress import EgressPolicy
-from sleuth.errors import InvalidRequest, NoResults, SearchError
+from sleuth.errors import BudgetExceeded, InvalidRequest, NoResults, SearchError
 from sleuth.extract.in_search import with_content
 from sleuth.extract.models import ExtractRequest, ExtractResponse, parse_extract_request
 from sleuth.extract.reader import PageReader, build_page_source
 from sleuth.feedback import FeedbackTally
 from sleuth.mapping_files import MappingFiles
 from sleuth.model_summary import summarize_with_model
-from sleuth.observe import Observer, Watch
+from sleuth.observe import CallContext, Observer, Watch, current_context
 from sleuth.outcomes import Merged, merge_outcomes
 from sleuth.providers.base import HttpRequest, Provider
 from sleuth.providers.mapping import FieldMapping
@@ -104,6 +104,7 @@ from sleuth.transport import (
     ReplayTransport,
     Transport,
 )
+from sleuth.usage import Finished, Ledger
 
 log = logging.getLogger(__name__)
 
@@ -208,6 +209,8 @@ class Sleuth:
         self.gate = Gate(self.settings.admission, self.settings.deadline_s)
         #: How long the stages after the fan-out take, kept clear of the deadline.
         self.finishing = FinishingTime()
+        #: Prices, budgets, usage rows and the audit log (kept in the store).
+        self.ledger = Ledger(self.settings.usage, self.settings.audit)
         self._pages: PageReader | None = None
 
     @property
@@ -295,8 +298,9 @@ class Sleuth:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Write the breakers' waiting successes; close the transport's connections and
-        the store sleuth opened."""
+        """Write the breakers' waiting successes and the usage still being recorded;
+        close the transport's connections and the store sleuth opened."""
+        await self.ledger.flush()
         if self._breaker is not None:
             await self._breaker.aclose()
             self._breaker = None
@@ -351,17 +355,48 @@ class Sleuth:
         from its errors, and leaves one call-log event (a failed one when it raises)."""
         task_id = task_id or f"srch_{uuid.uuid4().hex}"
         arrived = time.perf_counter() if arrived is None else arrived
-        with self.observer.watch(request, task_id) as watch:
-            async with self.gate.admit(patient=patient):
-                # A task's deadline starts when it runs; an answer's when it was asked.
-                started = time.perf_counter() if patient else arrived
-                response = await self._search(request, progress, task_id, watch, started)
-            # file: links in results passed `sanitise_items`, which keeps them only for
-            # the local knowledge base's own results.
-            response = sanitise_response(response, allow_file=True)
-            response = self.observer.redact_response(response)
-            watch.answered(response)
+        context = current_context()
+        try:
+            with self.observer.watch(request, task_id) as watch:
+                async with self.gate.admit(patient=patient):
+                    # A task's deadline starts when it runs; an answer's when it was asked.
+                    started = time.perf_counter() if patient else arrived
+                    response = await self._search(request, progress, task_id, watch, started)
+                # file: links in results passed `sanitise_items`, which keeps them only for
+                # the local knowledge base's own results.
+                response = sanitise_response(response, allow_file=True)
+                response = self.observer.redact_response(response)
+                watch.answered(response)
+        except BudgetExceeded as exc:  # the refusal is audited too
+            self._account(context, task_id, _query_of(request), error_code=exc.code)
+            raise
+        self._account(context, task_id, response.query, response=response)
         return response
+
+    def _account(
+        self,
+        context: CallContext,
+        task_id: str,
+        query: str,
+        *,
+        response: SearchResponse | None = None,
+        error_code: str | None = None,
+    ) -> None:
+        """Record the search's usage rows and audit entry, by who asked
+        (`call_context`); written in the background (`Ledger.flush`)."""
+        done = Finished(
+            at=time.time(),
+            tenant=context.tenant,
+            response=response,
+            error_code=error_code,
+            key=context.key,
+            tool=context.tool,
+            workflow=context.workflow,
+            adapter=context.adapter,
+            task_id=task_id,
+            query=query,
+        )
+        self.ledger.record(self.store, done)
 
     def validate(self, request: SearchRequest | Mapping[str, Any] | str) -> SearchRequest:
         """The request as `search` would take it, or the `InvalidRequest` (or
@@ -429,6 +464,19 @@ class Sleuth:
                 if hit is not None:
                     return hit
 
+        spending = await self.ledger.spending(
+            self.store,
+            current_context().tenant,
+            [provider.name for provider in chosen],
+            backups,
+            [name for name, conf in settings.providers.items() if conf.enabled],
+        )
+        if spending.degradation is not None:  # the budget is spent: the free ones only
+            chosen = [registry.get(name) for name in spending.providers]
+            backups = spending.backups
+            for provider in chosen:
+                mappings.setdefault(provider.name, self.mappings.for_provider(provider))
+
         with timer.stage("fan_out"):
             outcomes, fallbacks = await ask_chain(
                 [provider.name for provider in chosen],
@@ -460,6 +508,8 @@ class Sleuth:
                     ),
                 )
             merged.degradations.extend(fallbacks)
+            if spending.degradation is not None:
+                merged.degradations.insert(0, spending.degradation)
         candidates = merged.items
         with timer.stage("clean"):
             # Injections are judged on the text as sent: clean would strip <system> tags.
@@ -698,6 +748,16 @@ class Sleuth:
                 progress("provider_started", {"provider": name, "attempt": attempts})
             return await self.transport.send(name, req.query, request, timeout_s)
 
+        next_page = None
+        if provider.next_page is not None:
+            paged = provider.next_page
+
+            def next_page(first: HttpRequest, done: int, got: int) -> HttpRequest | None:
+                query, call = call_for(
+                    provider, req, guarded_text, rewritten, self.settings, self.clock()
+                )
+                return paged(query, first, call, done, got)
+
         return Exchange(
             build=lambda: request_for(
                 provider, req, guarded_text, rewritten, self.settings, self.clock()
@@ -707,6 +767,7 @@ class Sleuth:
                 response.status, response.headers, response.body, mapping
             ),
             timeout_s=self.settings.providers[name].timeout_s,
+            next_page=next_page,
         )
 
     async def fetch_raw(

@@ -34,7 +34,7 @@ import logging
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -67,6 +67,7 @@ from sleuth.resilience.quota import Quota, QuotaSettings
 from sleuth.store.base import BreakerStore, CounterStore, TaskState, TaskStore
 
 __all__ = [
+    "CallContext",
     "CallRecord",
     "ObserveSettings",
     "Observer",
@@ -75,6 +76,7 @@ __all__ = [
     "Watch",
     "call_context",
     "current_call",
+    "current_context",
     "query_hash",
     "search_status",
 ]
@@ -144,33 +146,71 @@ class ObserveSettings(BaseModel):
 
 _TENANT: ContextVar[str] = ContextVar("sleuth_tenant", default=_DEFAULT_TENANT)
 _TOOL: ContextVar[ToolName] = ContextVar("sleuth_tool_name", default="library")
+#: For the usage ledger and the audit log: the API key's prefix, and the declarative
+#: tool and workflow whose call this search is.
+_KEY: ContextVar[str | None] = ContextVar("sleuth_key", default=None)
+_NAMED_TOOL: ContextVar[str | None] = ContextVar("sleuth_tool", default=None)
+_WORKFLOW: ContextVar[str | None] = ContextVar("sleuth_workflow", default=None)
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Who is searching, through which adapter, with which key, for which tool and
+    workflow (`call_context`)."""
+
+    tenant: str
+    adapter: ToolName
+    key: str | None = None
+    tool: str | None = None
+    workflow: str | None = None
 
 
 @contextmanager
-def call_context(*, tenant: str | None = None, tool_name: ToolName | None = None) -> Iterator[None]:
-    """Name who is searching and through which adapter, for every search started in
-    the block (tasks created in it included). Unnamed parts keep their outer value.
+def call_context(
+    *,
+    tenant: str | None = None,
+    tool_name: ToolName | None = None,
+    key: str | None = None,
+    tool: str | None = None,
+    workflow: str | None = None,
+) -> Iterator[None]:
+    """Name who is searching and through which adapter (`tool_name`), for every search
+    started in the block (tasks created in it included). Unnamed parts keep their
+    outer value. `key` is the API key's prefix (never the key); `tool` and `workflow`
+    name the declarative tool and the workflow the searches serve, for usage and audit.
 
     >>> with call_context(tenant="acme", tool_name="cli"):
     ...     current_call()
     ('acme', 'cli')
     >>> current_call()
     ('default', 'library')
+    >>> with call_context(tool="internal_search"), call_context(workflow="steward"):
+    ...     (current_context().tool, current_context().workflow)
+    ('internal_search', 'steward')
     """
-    tenant_token = _TENANT.set(tenant) if tenant is not None else None
-    tool_token = _TOOL.set(tool_name) if tool_name is not None else None
+    tokens: list[Token[Any]] = []
+    if tenant is not None:
+        tokens.append(_TENANT.set(tenant))
+    if tool_name is not None:
+        tokens.append(_TOOL.set(tool_name))
+    for var, value in ((_KEY, key), (_NAMED_TOOL, tool), (_WORKFLOW, workflow)):
+        if value is not None:
+            tokens.append(var.set(value))
     try:
         yield
     finally:
-        if tool_token is not None:
-            _TOOL.reset(tool_token)
-        if tenant_token is not None:
-            _TENANT.reset(tenant_token)
+        for token in reversed(tokens):
+            token.var.reset(token)
 
 
 def current_call() -> tuple[str, ToolName]:
     """(tenant, tool_name) of the search being run here."""
     return _TENANT.get(), _TOOL.get()
+
+
+def current_context() -> CallContext:
+    """Everything `call_context` named for the search being run here."""
+    return CallContext(_TENANT.get(), _TOOL.get(), _KEY.get(), _NAMED_TOOL.get(), _WORKFLOW.get())
 
 
 # --- the observer -------------------------------------------------------------------

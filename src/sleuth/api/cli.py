@@ -20,7 +20,15 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from sleuth import kb
-from sleuth.api import cli_extract, cli_fields, cli_guard, cli_mcp, cli_providers, cli_serve
+from sleuth.api import (
+    cli_extract,
+    cli_fields,
+    cli_guard,
+    cli_mcp,
+    cli_providers,
+    cli_serve,
+    cli_usage,
+)
 from sleuth.api.cli_help import ReadableHelpGroup
 from sleuth.config import KnowledgeBaseConfig, load_settings
 from sleuth.contract import SCHEMAS, SearchResponse
@@ -46,6 +54,8 @@ app.command("mcp")(cli_mcp.mcp_command)
 app.command("guard")(cli_guard.guard_command)
 app.command("extract")(cli_extract.extract_command)
 app.command("providers")(cli_providers.providers_command)
+app.command("usage")(cli_usage.usage_command)
+app.command("audit")(cli_usage.audit_command)
 cache_app = typer.Typer(
     help="The local response cache.", no_args_is_help=True, cls=ReadableHelpGroup
 )

@@ -43,7 +43,8 @@ class ProviderRow:
 
 def rows(settings: Settings) -> list[ProviderRow]:
     found = []
-    for name in registry.names():
+    declared = [name for name, conf in settings.providers.items() if conf.kind == "http"]
+    for name in sorted({*registry.names(), *declared}):
         info = registry.get(name).info
         conf = settings.providers.get(name)
         variable = conf.api_key_env if conf is not None else info.api_key_env

@@ -6,6 +6,7 @@
     GET    /v1/tasks/{id}/events   server-sent events until the task is finished
     DELETE /v1/tasks/{id}          cancel
     GET    /v1/tools               the search tool as OpenAI, Anthropic and MCP definitions
+    GET    /v1/usage, /v1/audit    calls, cost, savings, failures per period; the audit log
     POST   /v1/feedback            a result was clicked or used (click-through prior)
     GET    /healthz, /readyz       liveness; readiness (the store answers)
     GET    /metrics, /dashboard    Prometheus metrics; the dashboard (see api/dashboard)
@@ -40,7 +41,7 @@ from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sleuth import keys
-from sleuth.api import dashboard, http_extract
+from sleuth.api import dashboard, http_extract, http_usage
 from sleuth.api.body_limits import BodyLimits, Refused
 from sleuth.api.mcp import McpEndpoint, build_mcp
 from sleuth.api.openapi_served import served_openapi
@@ -106,6 +107,8 @@ class Caller:
 
     tenant: str
     admin: bool = False
+    #: The key's prefix (never the key), for the usage ledger and the audit log.
+    key: str | None = None
 
 
 _bearer = HTTPBearer(auto_error=False, description="An API key from `sleuth keys create`.")
@@ -124,7 +127,7 @@ async def identify(svc: Service, presented: str | None) -> Caller:
         return Caller(DEFAULT_TENANT, admin=True)
     record = await keys.authenticate(svc.store, presented)
     await keys.admit(svc.store, record, svc.settings.serve.rate_limit, time.time())
-    return Caller(record.tenant, admin=record.role == "admin")
+    return Caller(record.tenant, admin=record.role == "admin", key=record.prefix)
 
 
 async def caller(
@@ -232,6 +235,7 @@ def create_app(
     _install_routes(app)
     app.include_router(dashboard.routes(service, caller))
     app.include_router(http_extract.routes(service, caller))
+    app.include_router(http_usage.routes(service, caller))
     # A Route, not a Mount: a Mount would answer /mcp with a redirect to /mcp/.
     app.router.routes.append(Route("/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"]))
     return app
@@ -336,7 +340,7 @@ def _install_routes(app: FastAPI) -> None:
         arrived: float | None = getattr(request.state, "arrived", None)
         try:
             async with asyncio.timeout(timeout):
-                with call_context(tenant=who.tenant, tool_name="http_search"):
+                with call_context(tenant=who.tenant, tool_name="http_search", key=who.key):
                     response = await svc.sleuth.search(body, arrived=arrived)
         except TimeoutError:
             raise SearchTimeout(

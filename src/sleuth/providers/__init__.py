@@ -29,6 +29,7 @@ __all__ = [
     "ProviderQuery",
     "ProviderSettings",
     "RawHit",
+    "declare",
     "get",
     "names",
     "register",
@@ -36,6 +37,9 @@ __all__ = [
 ]
 
 _REGISTRY: dict[str, Provider] = {}
+#: Providers declared in configuration (`kind: http`), by name; kept apart so that
+#: `names()` lists the installed back ends whatever configurations this process read.
+_DECLARED: dict[str, Provider] = {}
 
 
 def register(provider: Provider) -> None:
@@ -45,6 +49,16 @@ def register(provider: Provider) -> None:
 
 def unregister(name: str) -> None:
     _REGISTRY.pop(name, None)
+    _DECLARED.pop(name, None)
+
+
+def declare(provider: Provider) -> None:
+    """Add (or replace) a provider a configuration declares (`sleuth.config` calls it
+    for each `kind: http` entry it reads); a built-in name cannot be declared. The
+    registry is the process's: for one name, the configuration read last wins."""
+    if provider.name in _REGISTRY:
+        raise ValueError(f"{provider.name!r} is a built-in provider; choose another name")
+    _DECLARED[provider.name] = provider
 
 
 def names() -> list[str]:
@@ -53,7 +67,7 @@ def names() -> list[str]:
 
 def get(name: str) -> Provider:
     try:
-        return _REGISTRY[name]
+        return _REGISTRY.get(name) or _DECLARED[name]
     except KeyError:
         raise InvalidRequest(
             f"providers: unknown provider {name!r}; allowed: {', '.join(names())}",
@@ -64,7 +78,7 @@ def get(name: str) -> Provider:
 
 # Every module of this package that defines `PROVIDER` is a built-in back end, so adding
 # one is adding its module (and mapping): this list is not edited per provider.
-_NOT_PROVIDERS = frozenset({"base", "mapping"})
+_NOT_PROVIDERS = frozenset({"base", "declared", "mapping"})
 
 
 def _builtin_modules() -> list[str]:

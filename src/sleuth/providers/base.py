@@ -23,6 +23,7 @@ from sleuth.providers.mapping import FieldMapping
 __all__ = [
     "BuildRequest",
     "HttpRequest",
+    "NextPage",
     "ParseResponse",
     "Provider",
     "ProviderInfo",
@@ -112,6 +113,9 @@ class HttpRequest:
 
 BuildRequest = Callable[[ProviderQuery, ProviderSettings], HttpRequest]
 ParseResponse = Callable[[int, Mapping[str, str], Any, FieldMapping], list[RawHit]]
+#: `(query, first request, settings, pages done, results so far)` -> the next page's
+#: request, or None when there is none to ask for.
+NextPage = Callable[[ProviderQuery, HttpRequest, ProviderSettings, int, int], HttpRequest | None]
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,9 @@ class Provider:
     parse_response: ParseResponse
     #: Used when no mapping file exists for this provider (providers built in code).
     default_mapping: FieldMapping | None = None
+    #: Set for a paginated back end: each further page is another call (quota, egress,
+    #: cassette), asked for after the first page answered.
+    next_page: NextPage | None = None
 
     @property
     def name(self) -> str:

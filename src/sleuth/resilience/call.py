@@ -82,6 +82,9 @@ class Exchange:
     send: Callable[[HttpRequest, float], Awaitable[RawResponse]]
     parse: Callable[[RawResponse], list[RawHit]]
     timeout_s: float
+    #: A paginated provider's next request: `(first request, pages done, results so
+    #: far)` -> the request, or None when there is no page to ask for.
+    next_page: Callable[[HttpRequest, int, int], HttpRequest | None] | None = None
 
 
 @dataclass
@@ -184,6 +187,8 @@ class ProviderCall:
         self.started = policies.clock()
         #: Requests actually sent (the first and each retry).
         self.sends = 0
+        #: Further pages sent after the first answered (paginated providers).
+        self.pages = 0
         #: The latest failure, classified (`action` set), even while a retry waits.
         self.last_error: SearchError | None = None
         self.degradations: list[Degradation] = []
@@ -223,7 +228,7 @@ class ProviderCall:
         if outcome.ok:
             await self._record(None)
             if outcome.value:
-                return self._outcome("ok", hits=outcome.value)
+                return self._outcome("ok", hits=await self._more_pages(request, outcome.value))
             found_nothing = NoResults(f"{self.provider} found nothing", provider=self.provider)
             return self._outcome("empty", self._classified(found_nothing, with_response=False))
         if isinstance(outcome.error, _QuotaRefused):
@@ -318,6 +323,43 @@ class ProviderCall:
             policies.latency.record(self.provider, max(0.0, policies.clock() - started))
         self._response = response
         return self.exchange.parse(response)
+
+    async def _more_pages(self, first: HttpRequest, hits: list[RawHit]) -> list[RawHit]:
+        """The further pages of a paginated provider, each a call of its own (a quota
+        token, the transport); not retried. A page that fails or finds no quota ends the
+        paging with the results so far and a `pagination_stopped` degradation."""
+        next_page = self.exchange.next_page
+        done = 1
+        while next_page is not None and (request := next_page(first, done, len(hits))):
+            policies = self.policies
+            left = self.deadline - policies.clock()
+            if left <= 0:
+                break
+            try:
+                grant = await self._acquire(policies.wall() + left)
+                if not grant.granted:
+                    raise _QuotaRefused(grant)
+                timeout = max(0.05, min(self.exchange.timeout_s, left))
+                async with asyncio.timeout(timeout):
+                    response = await self.exchange.send(request, timeout)
+                page = self.exchange.parse(response)
+            except Exception as exc:  # noqa: BLE001 - the first pages stand; said below
+                reason = str(exc) or type(exc).__name__
+                self.degradations.append(
+                    Degradation(
+                        kind="pagination_stopped",
+                        provider=self.provider,
+                        reason=f"page {done + 1} failed ({reason[:200]}); kept {len(hits)} "
+                        f"results of {done} page(s)",
+                    )
+                )
+                break
+            self.pages += 1
+            done += 1
+            hits = [*hits, *page]
+            if not page:
+                break
+        return hits
 
     def _classify(self, exc: BaseException) -> Classification | None:
         if isinstance(exc, _QuotaRefused):

@@ -47,7 +47,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: Degradations that mean some provider's answer is missing from a response.
-_MISSING_ANSWER = frozenset({"breaker_open", "quota_exhausted"})
+_MISSING_ANSWER = frozenset({"breaker_open", "quota_exhausted", "budget_exhausted"})
 
 
 def _default_texts() -> dict[str, str]:

@@ -10,6 +10,7 @@ every implementation.
     CacheStore     the response cache: get (counts a hit), put, prune
     TaskStore      asynchronous tasks, their leases and progress events
     KeyStore       API keys (only their hashes) and the tenant each belongs to
+    UsageStore     the usage ledger and the audit log, append-only (`usage_records.py`)
 
 Stores never read a clock: every method that depends on time takes `now`, from the
 clock of the policy that calls it (wall-clock seconds, `time.time`, because the state
@@ -38,6 +39,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import SearchRequest, SearchResponse, TimeRange
+from sleuth.store.usage_records import UsageStore
 
 __all__ = [
     "BreakerRecord",
@@ -471,7 +473,7 @@ class KeyStore(Protocol):
         ...
 
 
-class Store(BreakerStore, CounterStore, CacheStore, TaskStore, KeyStore, Protocol):
+class Store(BreakerStore, CounterStore, CacheStore, TaskStore, KeyStore, UsageStore, Protocol):
     """Everything sleuth keeps, in one backend."""
 
     async def aclose(self) -> None: ...

@@ -34,16 +34,18 @@ from sleuth.store.base import (
     events_after_a_wait,
     finished_status,
 )
+from sleuth.store.usage_memory import MemoryUsage
 
 __all__ = ["MemoryStore"]
 
 _DAY_S = 86400.0
 
 
-class MemoryStore:
+class MemoryStore(MemoryUsage):
     """Implements `Store` (every store protocol) in memory."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._lock = threading.Lock()
         self._breakers: dict[str, str] = {}
         self._buckets: dict[str, str] = {}

@@ -16,6 +16,7 @@ on one slot and the store works on a cluster as on a single server):
     ns:{idem:<sha256>}            STRING a tenant's idempotency key -> task id    TTL once finished
     ns:{keys}:key:<key_hash>      HASH  tenant, prefix, name, created, revoked    no TTL
     ns:{keys}:all|tenant:<t>|prefix:<p>   SET of key hashes (the lookups)         no TTL
+    ns:{usage}:...                the usage ledger and the audit log (`usage_redis.py`)
 
 Breakers and buckets: optimistic compare-and-set. The arithmetic is a pure Python
 function (`change`, `BucketRule.apply`, with priorities and fair queueing in the
@@ -71,6 +72,7 @@ from sleuth.store import redis_lua as lua
 from sleuth.store.base import BreakerRecord, BucketRule, CacheEntry, CacheRead, KeyRecord, Take
 from sleuth.store.redis_lua import Script, pairs
 from sleuth.store.redis_tasks import RedisTasks
+from sleuth.store.usage_redis import RedisUsage
 
 __all__ = ["RedisStore"]
 
@@ -83,7 +85,7 @@ _BACKOFF_CAP_MS = 20
 _NAMESPACE = re.compile(r"^[A-Za-z0-9_.:-]+$")
 
 
-class RedisStore(RedisTasks):
+class RedisStore(RedisTasks, RedisUsage):
     """Implements `Store` over Redis, for several replicas sharing one state.
 
     Open one per event loop (the client's connections belong to the loop), e.g.::

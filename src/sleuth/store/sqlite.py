@@ -17,6 +17,8 @@ Tables (schema version in `PRAGMA user_version`):
     task_events  (task_id, seq) PK, at, kind, detail (JSON)
     api_keys   key_hash PK, tenant, prefix, name, created_at, revoked, role (tenant | admin;
                added in place to a schema-2 file that lacks it)
+    usage_rows, audit_log   the usage ledger, append-only (`usage_sqlite.py`; created in
+               place in a schema-2 file that lacks them)
 
 Schema 1 (no tasks or keys) is upgraded in place by creating the new tables.
 
@@ -52,6 +54,7 @@ from typing import Any, TypeVar
 from sleuth.errors import ConfigError
 from sleuth.store.base import BreakerRecord, BucketRule, CacheEntry, CacheRead, Take
 from sleuth.store.sqlite_tasks import TASK_SCHEMA, TaskTables, add_key_roles, immediate
+from sleuth.store.usage_sqlite import USAGE_SCHEMA, UsageTables
 
 __all__ = ["SCHEMA_VERSION", "SqliteStore"]
 
@@ -79,6 +82,7 @@ _SCHEMA = (
     )""",
     "CREATE INDEX IF NOT EXISTS cache_by_age ON cache (created_at, hit_count)",
     *TASK_SCHEMA,
+    *USAGE_SCHEMA,
 )
 
 _CACHE_COLUMNS = (
@@ -87,7 +91,7 @@ _CACHE_COLUMNS = (
 )
 
 
-class SqliteStore(TaskTables):
+class SqliteStore(TaskTables, UsageTables):
     """Implements `Store` over one SQLite file.
 
     >>> import asyncio, tempfile, pathlib

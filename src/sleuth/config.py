@@ -54,6 +54,7 @@ from sleuth.stages.trust import TrustSettings
 from sleuth.stages.verify import ConfidenceSettings
 from sleuth.store import CacheSettings, StoreSettings
 from sleuth.transport import read_cassette
+from sleuth.workflows.tool_models import ToolDefinition
 from sleuth.yaml_file import read_yaml
 
 log = logging.getLogger(__name__)
@@ -177,6 +178,20 @@ class Settings(BaseSettings):
         description="Folder of <provider>.yaml field mappings that override the built-in ones.",
     )
     kb: KnowledgeBaseConfig = Field(default_factory=KnowledgeBaseConfig)
+    tools: list[ToolDefinition] = Field(
+        default_factory=list,
+        description="Declared tools: a templated search or a composite (docs/tools.md).",
+    )
+    tools_dir: Path | None = Field(
+        None,
+        description="Folder of *.yaml declared tools, re-read when a file changes "
+        "(a broken edit keeps the last good set).",
+    )
+    workflows_dir: Path | None = Field(
+        None,
+        description="Folder of *.yaml workflows served at /v1/workflows/{name}/runs and "
+        "run on their schedules by the task workers (docs/workflows.md).",
+    )
     guard: GuardSettings = Field(default_factory=GuardSettings)
     rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
     clean: CleanSettings = Field(default_factory=CleanSettings)

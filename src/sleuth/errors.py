@@ -12,6 +12,7 @@
     │   ├── TooManyConnections       serve.limits.max_connections held, none of them slow (503)
     │   ├── TooManyRequests          a key's rate limit, or the task queue is full
     │   ├── TaskNotFound             no such task for this tenant (another's looks the same)
+    │   ├── ToolNotFound             no declared tool or workflow of that name (names those there are)
     │   ├── TaskCancelled            the task was cancelled before it finished
     │   ├── SearchTimeout            a synchronous search outran the service's limit
     │   └── TaskAbandoned            the task's workers kept dying; it was given up
@@ -171,6 +172,15 @@ class TooManyRequests(ServiceError):
 
 class TaskNotFound(ServiceError):
     code = "task_not_found"
+    category = "non_recoverable"
+    status_hint = 404
+
+
+class ToolNotFound(ServiceError):
+    """No declared tool (or workflow) of the name asked for; `allowed` lists those
+    there are."""
+
+    code = "tool_not_found"
     category = "non_recoverable"
     status_hint = 404
 

@@ -88,6 +88,7 @@ from sleuth.store import (
     open_store,
 )
 from sleuth.text import CJK_RUN
+from sleuth.workflows.tool_book import ToolBook
 from sleuth.transport import (
     HttpTransport,
     RawResponse,
@@ -183,6 +184,9 @@ class Sleuth:
         self.mappings = MappingFiles(self.settings.mappings_dir)
         #: The error rules, re-read when their file changes.
         self.rules = RuleBook.from_settings(self.settings.rules)
+        #: The declared tools (`tools:`, `tools_dir`), re-read when a file changes;
+        #: run by `sleuth.workflows.toolbox.ToolBox`.
+        self.tools = ToolBook(self.settings.tools, self.settings.tools_dir)
         #: Each provider's recent latencies, from which hedge delays are learned.
         self.latency = LatencyTracker(window=self.settings.hedge.window)
         #: Click-through prior per registrable domain (0..1), fed by feedback; empty until then.

@@ -11,7 +11,9 @@
 
 The tenant and the tool that asked reach the gateway through context variables, so
 the core's signature does not grow adapter arguments; tasks created inside a
-`call_context` inherit it (asyncio copies the context into each new task).
+`call_context` inherit it (asyncio copies the context into each new task). The
+declared tool and the workflow a search runs for (`run_context`, set by
+`sleuth.workflows`) travel the same way, into the record's `tool` and `workflow`.
 
 The call log never holds the raw query unless `observe.log_raw_query` says so: it
 holds `query_hash`, the SHA-256 of the normalised query (NFKC, whitespace collapsed,
@@ -78,7 +80,9 @@ __all__ = [
     "Watch",
     "call_context",
     "current_call",
+    "current_run",
     "query_hash",
+    "run_context",
     "search_status",
 ]
 
@@ -174,6 +178,36 @@ def call_context(*, tenant: str | None = None, tool_name: ToolName | None = None
 def current_call() -> tuple[str, ToolName]:
     """(tenant, tool_name) of the search being run here."""
     return _TENANT.get(), _TOOL.get()
+
+
+_DECLARED_TOOL: ContextVar[str | None] = ContextVar("sleuth_declared_tool", default=None)
+_WORKFLOW: ContextVar[str | None] = ContextVar("sleuth_workflow", default=None)
+
+
+@contextmanager
+def run_context(*, tool: str | None = None, workflow: str | None = None) -> Iterator[None]:
+    """Name the declared tool and the workflow every search started in the block runs
+    for (their names reach the call record, for usage by tool and by workflow).
+    Unnamed parts keep their outer value.
+
+    >>> with run_context(workflow="steward"), run_context(tool="internal_search"):
+    ...     current_run()
+    ('internal_search', 'steward')
+    """
+    tool_token = _DECLARED_TOOL.set(tool) if tool is not None else None
+    workflow_token = _WORKFLOW.set(workflow) if workflow is not None else None
+    try:
+        yield
+    finally:
+        if workflow_token is not None:
+            _WORKFLOW.reset(workflow_token)
+        if tool_token is not None:
+            _DECLARED_TOOL.reset(tool_token)
+
+
+def current_run() -> tuple[str | None, str | None]:
+    """(declared tool, workflow) of the search being run here; None when none."""
+    return _DECLARED_TOOL.get(), _WORKFLOW.get()
 
 
 # --- the observer -------------------------------------------------------------------
@@ -494,6 +528,7 @@ class Watch:
         self.task_id = task_id
         self.query = _query_of(request)
         self.tenant, self.tool_name = current_call()
+        self.tool, self.workflow = current_run()
         self._clock = clock
         self.started_at = clock()
         self._started = time.perf_counter()
@@ -522,6 +557,8 @@ class Watch:
                 response=response,
                 error=error,
                 trust=self.trust,
+                tool=self.tool,
+                workflow=self.workflow,
             )
         )
 

@@ -40,7 +40,9 @@ __all__ = [
     "search_status",
 ]
 
-ToolName = Literal["web_search", "http_search", "task", "cli", "library"]
+ToolName = Literal[
+    "web_search", "http_search", "http_tool", "mcp_tool", "workflow", "task", "cli", "library"
+]
 SearchStatus = Literal["ok", "degraded", "failed", "cached"]
 
 

@@ -12,7 +12,7 @@
     │   ├── TooManyConnections       serve.limits.max_connections held, none of them slow (503)
     │   ├── TooManyRequests          a key's rate limit, or the task queue is full
     │   ├── TaskNotFound             no such task for this tenant (another's looks the same)
-    │   ├── ToolNotFound             no declared tool or workflow of that name (names those there are)
+    │   ├── ToolNotFound             no declared tool or workflow of that name (names them)
     │   ├── TaskCancelled            the task was cancelled before it finished
     │   ├── SearchTimeout            a synchronous search outran the service's limit
     │   └── TaskAbandoned            the task's workers kept dying; it was given up

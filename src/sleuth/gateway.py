@@ -88,7 +88,6 @@ from sleuth.store import (
     open_store,
 )
 from sleuth.text import CJK_RUN
-from sleuth.workflows.tool_book import ToolBook
 from sleuth.transport import (
     HttpTransport,
     RawResponse,
@@ -96,6 +95,7 @@ from sleuth.transport import (
     ReplayTransport,
     Transport,
 )
+from sleuth.workflows.tool_book import ToolBook
 
 log = logging.getLogger(__name__)
 

@@ -42,6 +42,7 @@ from sleuth.contract import IncludeField, SearchRequest, SearchResponse, Task
 from sleuth.extract.models import ExtractedPage, PageArguments
 
 __all__ = [
+    "FORM_NAMES",
     "SEARCH_TASK_STATUS",
     "SEARCH_TASK_SUBMIT",
     "TOOLS",
@@ -49,7 +50,6 @@ __all__ = [
     "TaskLookup",
     "TaskSubmission",
     "ToolSpec",
-    "FORM_NAMES",
     "anthropic_tool",
     "forms_of",
     "mcp_tool",

@@ -19,7 +19,15 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from sleuth import kb
-from sleuth.api import cli_extract, cli_fields, cli_guard, cli_mcp, cli_providers, cli_serve
+from sleuth.api import (
+    cli_extract,
+    cli_fields,
+    cli_guard,
+    cli_mcp,
+    cli_providers,
+    cli_serve,
+    cli_tools,
+)
 from sleuth.config import load_settings
 from sleuth.contract import SCHEMAS, SearchResponse
 from sleuth.errors import ConfigError, InvalidRequest, SearchError
@@ -43,6 +51,7 @@ app.command("mcp")(cli_mcp.mcp_command)
 app.command("guard")(cli_guard.guard_command)
 app.command("extract")(cli_extract.extract_command)
 app.command("providers")(cli_providers.providers_command)
+app.command("tool")(cli_tools.tool_command)
 cache_app = typer.Typer(help="The local response cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
 

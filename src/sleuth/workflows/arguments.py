@@ -54,7 +54,9 @@ def _allowed_words(spec: ParameterSpec) -> list[str] | None:
         return [str(value) for value in spec.enum]
     if spec.type == "boolean":
         return ["true", "false"]
-    if spec.type in ("integer", "number") and (spec.minimum is not None or spec.maximum is not None):
+    if spec.type in ("integer", "number") and (
+        spec.minimum is not None or spec.maximum is not None
+    ):
         low = "" if spec.minimum is None else f"{spec.minimum:g}"
         high = "" if spec.maximum is None else f"{spec.maximum:g}"
         return [f"{spec.type} {low}..{high}"]
@@ -67,9 +69,7 @@ def _check_one(name: str, spec: ParameterSpec, value: Any) -> ErrorInfo | None:
     if not matches_type(value, spec.type) or (
         isinstance(value, float) and not math.isfinite(value)
     ):
-        return _problem(
-            name, f"expected {spec.type} (got {_shown(value)})", _allowed_words(spec)
-        )
+        return _problem(name, f"expected {spec.type} (got {_shown(value)})", _allowed_words(spec))
     if spec.enum is not None and value not in spec.enum:
         return _problem(name, f"{_shown(value)} is not allowed", _allowed_words(spec))
     if isinstance(value, str) and not 1 <= len(value.strip()) <= spec.max_length:
@@ -93,12 +93,10 @@ def check_arguments(
     naming each unknown, missing or wrong argument. `null` means "the default", as
     strict-mode tool callers send it. A parameter neither passed, required nor
     defaulted is left out (its placeholder fills with nothing)."""
-    problems: list[ErrorInfo] = []
-    for name in arguments:
-        if name not in parameters:
-            problems.append(
-                _problem(name, "unknown parameter", list(parameters) or ["(no parameters)"])
-            )
+    known = list(parameters) or ["(no parameters)"]
+    problems = [
+        _problem(name, "unknown parameter", known) for name in arguments if name not in parameters
+    ]
     values: dict[str, Any] = {}
     for name, spec in parameters.items():
         value = arguments.get(name)
@@ -108,6 +106,8 @@ def check_arguments(
             elif spec.default is not None:
                 values[name] = spec.default
             continue
+        if spec.type == "integer" and isinstance(value, float) and value.is_integer():
+            value = int(value)  # 5.0 is an integer to JSON Schema, as /v1/search reads it
         problem = _check_one(name, spec, value)
         if problem is not None:
             problems.append(problem)
@@ -122,9 +122,7 @@ _TRUE = {"true", "yes", "1", "on"}
 _FALSE = {"false", "no", "0", "off"}
 
 
-def from_command_line(
-    parameters: Mapping[str, ParameterSpec], pairs: list[str]
-) -> dict[str, Any]:
+def from_command_line(parameters: Mapping[str, ParameterSpec], pairs: list[str]) -> dict[str, Any]:
     """`--param k=v` texts as typed arguments (an integer parameter's "5" is 5), for
     `check_arguments`; a text that does not read as its type is passed on as text, so
     the complaint is the same as over HTTP. A pair without `=` is an `InvalidRequest`."""

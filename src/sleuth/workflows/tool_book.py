@@ -33,7 +33,9 @@ __all__ = ["RESERVED_NAMES", "ToolBook", "load_tool_file", "tools_from_data"]
 log = logging.getLogger(__name__)
 
 #: The built-in tools' names (`sleuth.tools.TOOLS`), which a declared tool cannot take.
-RESERVED_NAMES = frozenset({"web_search", "search_task_submit", "search_task_status", "extract_page"})
+RESERVED_NAMES = frozenset(
+    {"web_search", "search_task_submit", "search_task_status", "extract_page"}
+)
 
 _Stamp = tuple[tuple[str, int, int], ...]
 

@@ -32,12 +32,12 @@ from sleuth.workflows.template import placeholders, whole_placeholder
 
 __all__ = [
     "PARAMETER_TYPES",
+    "TOOL_NAME_PATTERN",
     "ParameterSpec",
     "ParameterType",
     "PartSpec",
     "SearchTemplate",
     "ToolDefinition",
-    "TOOL_NAME_PATTERN",
 ]
 
 ParameterType = Literal["string", "integer", "number", "boolean"]

@@ -107,7 +107,9 @@ class ToolBox:
             response = await self.sleuth.search(request)
         return project_fields(response, template.projection)
 
-    async def _composite(self, tool: ToolDefinition, values: Mapping[str, Any]) -> CompositeResponse:
+    async def _composite(
+        self, tool: ToolDefinition, values: Mapping[str, Any]
+    ) -> CompositeResponse:
         async def run(part: PartSpec) -> PartResult:
             try:
                 template, given = part.search, values

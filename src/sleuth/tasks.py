@@ -27,6 +27,14 @@ and needs to wait for nothing more.
 
 A task is visible to its tenant only: another tenant's task is "not found", exactly
 as a task that does not exist.
+
+A task may also be a workflow run (`submit_workflow`): the task carries the
+workflow's definition, inputs and schedule window, its worker runs it with
+`sleuth.workflows.engine`, and its events are the run's checkpoints, so a run whose
+worker died resumes at the step and item it reached when the task is claimed again.
+The workers also run the schedules of `workflows_dir` (`schedule_once`): each due slot
+is submitted under a key naming the workflow and the slot, so however many workers
+see it, a slot is one run.
 """
 
 from __future__ import annotations
@@ -40,10 +48,18 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, Literal
 
-from sleuth.contract import ErrorInfo, SearchRequest, SearchResponse, Task, TaskEvent
+from sleuth.contract import (
+    ErrorInfo,
+    SearchRequest,
+    SearchResponse,
+    Task,
+    TaskEvent,
+    WorkflowRun,
+)
 from sleuth.errors import (
     SearchError,
     TaskAbandoned,
@@ -56,6 +72,10 @@ from sleuth.observe import call_context
 from sleuth.service_settings import TaskSettings
 from sleuth.store import EventRecord, Store, TaskRecord
 from sleuth.store.base import NewEvent
+from sleuth.workflows.arguments import check_arguments
+from sleuth.workflows.engine import RunInfo, WorkflowEngine
+from sleuth.workflows.schedule import due_slots, latest_slots, slot_key, window
+from sleuth.workflows.workflow_models import WorkflowDefinition
 
 __all__ = ["DEFAULT_TENANT", "TaskRunner", "task_from_record"]
 
@@ -82,13 +102,21 @@ def _task_event(event: EventRecord) -> TaskEvent:
     )
 
 
+def _is_workflow(record: TaskRecord) -> bool:
+    return "workflow" in record.request
+
+
 def task_from_record(record: TaskRecord, events: list[EventRecord] | None = None) -> Task:
     """The contract's view of a stored task (no tenant, lease or worker)."""
+    workflow = _is_workflow(record)
+    result = record.result if record.result and not workflow else None
     return Task(
         task_id=record.task_id,
         status=record.status,
         events=[_task_event(event) for event in events or []],
-        result=SearchResponse.model_validate(record.result) if record.result else None,
+        result=SearchResponse.model_validate(result) if result else None,
+        workflow=str(record.request["workflow"]["name"]) if workflow else None,
+        run=WorkflowRun.model_validate(record.result) if workflow and record.result else None,
         error=ErrorInfo.model_validate(record.error) if record.error else None,
         created_at=datetime.fromtimestamp(record.created_at, UTC),
         updated_at=datetime.fromtimestamp(record.updated_at, UTC),
@@ -123,30 +151,46 @@ class _EventWriter:
         self._store = store
         self._task_id = task_id
         self._clock = clock
-        self._queue: asyncio.Queue[NewEvent | None] = asyncio.Queue()
+        self._queue: asyncio.Queue[NewEvent | asyncio.Future[None] | None] = asyncio.Queue()
         self._drain = asyncio.create_task(self._write())
 
     def emit(self, kind: str, detail: dict[str, Any]) -> None:
         self._queue.put_nowait((kind, detail, self._clock()))
 
+    async def flush(self) -> None:
+        """Return once every event emitted so far is stored (a workflow's checkpoint)."""
+        marker: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait(marker)
+        await marker
+
     async def _write(self) -> None:
         closed = False
         while not closed:
             batch: list[NewEvent] = []
+            flushed: list[asyncio.Future[None]] = []
             item = await self._queue.get()
-            while item is not None:
-                batch.append(item)
+            while True:
+                if item is None:  # `close` queues None after the last event
+                    closed = True
+                    break
+                if isinstance(item, asyncio.Future):
+                    flushed.append(item)
+                else:
+                    batch.append(item)
                 if self._queue.empty():
                     break
                 item = self._queue.get_nowait()
-            closed = item is None  # `close` queues None after the last event
-            if not batch:
-                continue
-            try:
-                await self._store.append_events(self._task_id, batch)
-            except Exception:  # progress is informative; losing some never fails the task
-                kinds = ", ".join(kind for kind, _, _ in batch)
-                log.exception("events (%s) of task %s could not be stored", kinds, self._task_id)
+            if batch:
+                try:
+                    await self._store.append_events(self._task_id, batch)
+                except Exception:  # progress is informative; losing some never fails the task
+                    kinds = ", ".join(kind for kind, _, _ in batch)
+                    log.exception(
+                        "events (%s) of task %s could not be stored", kinds, self._task_id
+                    )
+            for marker in flushed:
+                if not marker.done():
+                    marker.set_result(None)
 
     async def close(self) -> None:
         self._queue.put_nowait(None)
@@ -156,7 +200,7 @@ class _EventWriter:
 @dataclass
 class _Running:
     record: TaskRecord
-    search: asyncio.Task[SearchResponse]
+    search: asyncio.Task[SearchResponse | WorkflowRun]
     stop: Stop | None = None
 
 
@@ -200,6 +244,8 @@ class TaskRunner:
         self._running: dict[str, _Running] = {}
         self._loops: list[asyncio.Task[None]] = []
         self._stopping = asyncio.Event()
+        #: Per scheduled workflow, the time up to which its slots were submitted.
+        self._scheduled_through: dict[str, datetime] = {}
 
     # --- submitting and reading ------------------------------------------------------
 
@@ -239,6 +285,98 @@ class TaskRunner:
             await self.store.append_event(record.task_id, "accepted", {"query": req.query}, now)
             self._wake.set()
         return task_from_record(record), created
+
+    async def submit_workflow(
+        self,
+        workflow: WorkflowDefinition,
+        inputs: Mapping[str, Any] | None = None,
+        *,
+        tenant: str = DEFAULT_TENANT,
+        idempotency_key: str | None = None,
+        slot: datetime | None = None,
+        base_dir: str | None = None,
+    ) -> tuple[Task, bool]:
+        """Accept a run of `workflow`: (task, created). `slot`: the schedule slot it is
+        for (its window is since the slot before). The inputs are checked here
+        (`InvalidRequest` naming each bad one), so an accepted run never fails for
+        them; the task carries the definition, so an edit of the file does not change
+        a run under way."""
+        values = check_arguments(workflow.inputs, inputs or {})
+        await self._room_in_queue()
+        since, until = (
+            window(workflow.schedule, slot) if slot and workflow.schedule else (None, None)
+        )
+        now = self._clock()
+        request = {
+            "workflow": workflow.model_dump(mode="json", exclude_none=True),
+            "inputs": values,
+            "slot": slot.isoformat() if slot else None,
+            "since": since.isoformat() if since else None,
+            "until": until.isoformat() if until else None,
+            "base_dir": base_dir,
+        }
+        record, created = await self.store.create_task(
+            TaskRecord(
+                task_id=f"task_{uuid.uuid4().hex}",
+                tenant=tenant,
+                request=request,
+                created_at=now,
+                updated_at=now,
+                idempotency_key=idempotency_key,
+            )
+        )
+        if created:
+            accepted = {"workflow": workflow.name, "slot": request["slot"]}
+            await self.store.append_event(record.task_id, "accepted", accepted, now)
+            self._wake.set()
+        return task_from_record(record), created
+
+    async def _room_in_queue(self) -> None:
+        pending = await self.store.count_tasks("pending")
+        if pending >= self.settings.queue_max:
+            retry_after = self.settings.queue_full_retry_after_s
+            raise TooManyRequests(
+                f"the task queue is full ({pending} pending, the limit is "
+                f"{self.settings.queue_max}); retry after {retry_after:g}s",
+                retry_after_s=retry_after,
+            )
+
+    async def schedule_once(self) -> list[Task]:
+        """Submit the runs of every scheduled workflow (`workflows_dir`) whose slots
+        came since the last look; on the first look, its `catch_up` latest slots (no
+        older than `tasks.retention_s`, whose runs may be forgotten). Returns the runs
+        this call created."""
+        now = datetime.fromtimestamp(self._clock(), UTC)
+        made: list[Task] = []
+        folder = self.sleuth.settings.workflows_dir
+        for name, workflow in self.sleuth.workflows.current().items():
+            if workflow.schedule is None:
+                continue
+            through = self._scheduled_through.get(name)
+            if through is None:
+                oldest = now - timedelta(seconds=self.settings.retention_s)
+                slots = latest_slots(
+                    workflow.schedule, now=now, count=workflow.catch_up, not_before=oldest
+                )
+            else:
+                slots = due_slots(workflow.schedule, after=through, now=now)
+            self._scheduled_through[name] = now
+            for slot in slots:
+                try:
+                    task, created = await self.submit_workflow(
+                        workflow,
+                        idempotency_key=slot_key(name, slot),
+                        slot=slot,
+                        base_dir=str(folder) if folder else None,
+                    )
+                except SearchError as exc:
+                    # Looked at again next time from this slot on: none is skipped.
+                    log.warning("workflow %s slot %s not submitted: %s", name, slot, exc.message)
+                    self._scheduled_through[name] = slot - timedelta(microseconds=1)
+                    break
+                if created:
+                    made.append(task)
+        return made
 
     async def get(self, task_id: str, tenant: str = DEFAULT_TENANT, *, events: bool = True) -> Task:
         record = await self._owned(task_id, tenant)
@@ -329,6 +467,7 @@ class TaskRunner:
         self._stopping.clear()
         self._loops = [asyncio.create_task(self._work()) for _ in range(self.settings.workers)]
         self._loops.append(asyncio.create_task(self._expire()))
+        self._loops.append(asyncio.create_task(self._schedule()))
 
     async def stop(self, grace_s: float = 0.0) -> None:
         """Stop taking tasks; give running ones `grace_s` to finish, then put the rest
@@ -374,6 +513,17 @@ class TaskRunner:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), self.settings.expire_every_s)
 
+    async def _schedule(self) -> None:
+        """Submit scheduled workflows' runs as their slots come (a second's grain)."""
+        every = max(1.0, self.settings.poll_s)
+        while not self._stopping.is_set():
+            try:
+                await self.schedule_once()
+            except Exception:  # a broken store or file must not stop the schedules
+                log.exception("scheduled workflows could not be submitted")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), every)
+
     def _halt(self, running: _Running, why: Stop) -> None:
         if running.stop is None:
             running.stop = why
@@ -394,19 +544,17 @@ class TaskRunner:
                 return
             events.emit("started", {"attempt": record.attempts, "worker": self.worker_id})
             # The new task copies this context: its call-log event names the task's tenant.
-            with call_context(tenant=record.tenant, tool_name="task"):
-                search = asyncio.create_task(
-                    self.sleuth.search(
-                        record.request,
-                        progress=self._progress(events, record.task_id),
-                        task_id=record.task_id,
-                        patient=True,
-                    )
-                )
+            search: asyncio.Task[SearchResponse | WorkflowRun]
+            if _is_workflow(record):
+                with call_context(tenant=record.tenant, tool_name="workflow"):
+                    search = asyncio.create_task(self._run_workflow(record, events))
+            else:
+                with call_context(tenant=record.tenant, tool_name="task"):
+                    search = asyncio.create_task(self._search(record, events))
             running = _Running(record, search)
             self._running[record.task_id] = running
             keeper = asyncio.create_task(self._keep_lease(running))
-            response: SearchResponse | None = None
+            response: SearchResponse | WorkflowRun | None = None
             error_info: ErrorInfo | None = None
             try:
                 response = await search
@@ -436,6 +584,47 @@ class TaskRunner:
                 await events.close()
             self._notify(record.task_id)
 
+    async def _search(
+        self, record: TaskRecord, events: _EventWriter
+    ) -> SearchResponse | WorkflowRun:
+        return await self.sleuth.search(
+            record.request,
+            progress=self._progress(events, record.task_id),
+            task_id=record.task_id,
+            patient=True,
+        )
+
+    async def _run_workflow(
+        self, record: TaskRecord, events: _EventWriter
+    ) -> SearchResponse | WorkflowRun:
+        """Run (or resume, from its earlier attempts' checkpoints) a workflow task."""
+        request = record.request
+        workflow = WorkflowDefinition.model_validate(request["workflow"])
+        await events.flush()  # "started" is stored before the earlier events are read
+        earlier = [
+            (event.kind, event.detail) for event in await self.store.task_events(record.task_id)
+        ]
+
+        def moment(key: str) -> datetime | None:
+            text = request.get(key)
+            return datetime.fromisoformat(text) if isinstance(text, str) else None
+
+        async def checkpoint(kind: str, detail: dict[str, Any]) -> None:
+            events.emit(kind, detail)
+            self._notify(record.task_id)
+            await events.flush()
+
+        base_dir = request.get("base_dir")
+        return await WorkflowEngine(self.sleuth).run(
+            workflow,
+            request.get("inputs") or {},
+            RunInfo(record.task_id, moment("slot"), moment("since"), moment("until")),
+            checkpoint,
+            earlier=earlier,
+            base_dir=Path(base_dir) if isinstance(base_dir, str) else None,
+            attempt=record.attempts,
+        )
+
     def _progress(
         self, events: _EventWriter, task_id: str
     ) -> Callable[[str, dict[str, Any]], None]:
@@ -450,11 +639,17 @@ class TaskRunner:
         record: TaskRecord,
         events: _EventWriter,
         *,
-        response: SearchResponse | None = None,
+        response: SearchResponse | WorkflowRun | None = None,
         error: ErrorInfo | None = None,
     ) -> None:
-        if response is not None:
-            done: dict[str, Any] = {"status": "success", "results": len(response.results)}
+        if isinstance(response, WorkflowRun):
+            done: dict[str, Any] = {
+                "status": "success",
+                "written": response.written,
+                "failed": len(response.failed),
+            }
+        elif response is not None:
+            done = {"status": "success", "results": len(response.results)}
         else:
             error = error or SearchError("the search ended without an answer").info()
             done = {"status": "failed", "error": error.code}

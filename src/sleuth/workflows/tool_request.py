@@ -14,7 +14,7 @@ not in the always tier is asked for with `include`, so the search returns it. Pu
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, get_args
 
 from pydantic import ValidationError
@@ -35,10 +35,14 @@ __all__ = ["project_fields", "request_for"]
 _INCLUDABLE = frozenset(get_args(IncludeField))
 
 
-def request_for(template: SearchTemplate, values: Mapping[str, Any]) -> SearchRequest:
-    """The search the template describes with `values` filled in. A filled query that
-    is empty or too long is an `InvalidRequest` naming the parameters in it."""
-    query = " ".join(fill(template.query, lambda name: values.get(name)).split())
+def request_for(
+    template: SearchTemplate, values: Mapping[str, Any] | Callable[[str], Any]
+) -> SearchRequest:
+    """The search the template describes with `values` filled in (a mapping, or a
+    function that looks a dotted name up, as a workflow's scope does). A filled query
+    that is empty or too long is an `InvalidRequest` naming the parameters in it."""
+    look_up = values if callable(values) else values.get
+    query = " ".join(fill(template.query, look_up).split())
     data: dict[str, Any] = {**template.fixed(), "query": query}
     if template.projection is not None:
         wanted = [name for name in template.projection if name in _INCLUDABLE]

@@ -12,7 +12,8 @@
     │   ├── TooManyConnections       serve.limits.max_connections held, none of them slow (503)
     │   ├── TooManyRequests          a key's rate limit, or the task queue is full
     │   ├── TaskNotFound             no such task for this tenant (another's looks the same)
-    │   ├── ToolNotFound             no declared tool or workflow of that name (names them)
+    │   ├── ToolNotFound             no declared tool of that name (names those there are)
+    │   ├── WorkflowNotFound         no workflow of that name in workflows_dir (names them)
     │   ├── TaskCancelled            the task was cancelled before it finished
     │   ├── SearchTimeout            a synchronous search outran the service's limit
     │   └── TaskAbandoned            the task's workers kept dying; it was given up
@@ -177,10 +178,17 @@ class TaskNotFound(ServiceError):
 
 
 class ToolNotFound(ServiceError):
-    """No declared tool (or workflow) of the name asked for; `allowed` lists those
-    there are."""
+    """No declared tool of the name asked for; `allowed` lists those there are."""
 
     code = "tool_not_found"
+    category = "non_recoverable"
+    status_hint = 404
+
+
+class WorkflowNotFound(ServiceError):
+    """No workflow of that name in `workflows_dir`; `allowed` lists those there are."""
+
+    code = "workflow_not_found"
     category = "non_recoverable"
     status_hint = 404
 

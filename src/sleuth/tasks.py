@@ -232,12 +232,15 @@ class TaskRunner:
         *,
         worker_id: str | None = None,
         clock: Callable[[], float] = time.time,
+        schedules: bool = True,
     ) -> None:
         self.sleuth = sleuth
         self.store = store
         self.settings = settings or sleuth.settings.tasks
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._clock = clock
+        #: Whether `start` also runs the schedules of `workflows_dir` (`sleuth run` does not).
+        self.schedules = schedules
         self._wake = asyncio.Event()
         # Per task, one event per `follow` in progress, set when the task changes here.
         self._followers: dict[str, set[asyncio.Event]] = {}
@@ -467,7 +470,8 @@ class TaskRunner:
         self._stopping.clear()
         self._loops = [asyncio.create_task(self._work()) for _ in range(self.settings.workers)]
         self._loops.append(asyncio.create_task(self._expire()))
-        self._loops.append(asyncio.create_task(self._schedule()))
+        if self.schedules:
+            self._loops.append(asyncio.create_task(self._schedule()))
 
     async def stop(self, grace_s: float = 0.0) -> None:
         """Stop taking tasks; give running ones `grace_s` to finish, then put the rest

@@ -27,6 +27,7 @@ from sleuth.api import (
     cli_providers,
     cli_serve,
     cli_tools,
+    cli_workflows,
 )
 from sleuth.config import load_settings
 from sleuth.contract import SCHEMAS, SearchResponse
@@ -52,6 +53,7 @@ app.command("guard")(cli_guard.guard_command)
 app.command("extract")(cli_extract.extract_command)
 app.command("providers")(cli_providers.providers_command)
 app.command("tool")(cli_tools.tool_command)
+app.command("run")(cli_workflows.run_command)
 cache_app = typer.Typer(help="The local response cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
 

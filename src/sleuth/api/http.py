@@ -8,6 +8,8 @@
     GET    /v1/tools               the tools (built-in and declared) as OpenAI, Anthropic
                                    and MCP definitions
     POST   /v1/tools/{name}        call a declared tool (api/http_tools.py)
+    GET    /v1/workflows           the workflows of workflows_dir (api/http_workflows.py)
+    POST   /v1/workflows/{name}/runs   start a run: 202 with its task
     POST   /v1/feedback            a result was clicked or used (click-through prior)
     GET    /healthz, /readyz       liveness; readiness (the store answers)
     GET    /metrics, /dashboard    Prometheus metrics; the dashboard (see api/dashboard)
@@ -42,7 +44,7 @@ from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sleuth import keys
-from sleuth.api import dashboard, http_extract, http_tools
+from sleuth.api import dashboard, http_extract, http_tools, http_workflows
 from sleuth.api.body_limits import BodyLimits, Refused
 from sleuth.api.mcp import McpEndpoint, build_mcp
 from sleuth.api.openapi_served import served_openapi
@@ -236,6 +238,7 @@ def create_app(
     app.include_router(dashboard.routes(service, caller))
     app.include_router(http_extract.routes(service, caller))
     app.include_router(http_tools.routes(service, caller))
+    app.include_router(http_workflows.routes(service, caller))
     # A Route, not a Mount: a Mount would answer /mcp with a redirect to /mcp/.
     app.router.routes.append(Route("/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"]))
     return app
@@ -324,7 +327,10 @@ def _describe(request: Request, exc: RequestValidationError) -> InvalidRequest:
 
 
 #: The body model of each route that takes one other than a SearchRequest.
-_BODIES: dict[str, type[BaseModel]] = {"/v1/feedback": Feedback, "/v1/extract": ExtractRequest}
+_BODIES: dict[str, type[BaseModel]] = {
+    "/v1/feedback": Feedback,
+    "/v1/extract": ExtractRequest,
+}
 
 
 def _install_routes(app: FastAPI) -> None:

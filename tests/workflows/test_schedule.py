@@ -1,5 +1,6 @@
 """Cron slots: each change falls in exactly one run's window, and a slot is one key."""
 
+import itertools
 from datetime import UTC, datetime, timedelta
 
 from sleuth.workflows.schedule import due_slots, latest_slots, slot_key, window
@@ -21,7 +22,7 @@ def test_due_slots_are_those_after_the_last_look_up_to_now() -> None:
 def test_consecutive_windows_meet_without_gap_or_overlap() -> None:
     slots = [T + timedelta(minutes=n) for n in range(1, 5)]
     windows = [window("* * * * *", slot) for slot in slots]
-    for (_, until), (since, _) in zip(windows, windows[1:], strict=False):
+    for (_, until), (since, _) in itertools.pairwise(windows):
         assert until == since
     assert window("0 2 * * *", datetime(2026, 12, 2, 2, 0, tzinfo=UTC)) == (
         datetime(2026, 12, 1, 2, 0, tzinfo=UTC),

@@ -5,8 +5,8 @@ from sleuth.workflows.steps import extract_fields, keep, summarise
 from sleuth.workflows.workflow_models import Condition, FieldPattern
 
 PAGE = (
-    "---\ntags: [policy]\n---\n# 请假制度\n\n员工请假需提前三天申请。连续请假超过五天需部门负责人批准。"
-    "病假需附医院证明。\n\n生效日期：2026年3月1日适用部门：人力资源部修订人：王芳"
+    "---\ntags: [policy]\n---\n# 请假制度\n\n员工请假需提前三天申请。"
+    "连续请假超过五天需部门负责人批准。病假需附医院证明。\n\n生效日期：2026年3月1日适用部门：人力资源部修订人：王芳"
 )
 
 

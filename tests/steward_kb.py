@@ -12,7 +12,7 @@ from sleuth.kb import index_folder
 from sleuth.workflows.workflow_book import load_workflow
 from sleuth.workflows.workflow_models import WorkflowDefinition
 
-EXAMPLE = Path(__file__).parents[2] / "examples" / "knowledge_steward"
+EXAMPLE = Path(__file__).parents[1] / "examples" / "knowledge_steward"
 PAGES = EXAMPLE / "pages"
 #: The example's pages tagged policy or procedure (team-lunch.md is news).
 TAGGED = ["expense-procedure.md", "incident-procedure.md", "leave-policy.md"]

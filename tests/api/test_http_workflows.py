@@ -12,10 +12,10 @@ from typing import Any
 
 import httpx
 import yaml
-from steward_kb import index, pages_at, steward
 
 from sleuth.api.http import create_app
 from sleuth.config import Settings
+from steward_kb import index, pages_at, steward
 
 
 def settings(tmp_path: Path) -> Settings:

@@ -9,6 +9,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
+from sleuth import kb
 from sleuth.config import Settings
 from sleuth.errors import EgressDenied
 from sleuth.workflows.sinks import Sinks

@@ -8,7 +8,9 @@ lets a resumed run redo the item it was killed in without writing it twice:
 
     jsonl      the keys already in the file are read once per run, then kept
     sqlite     the table has a UNIQUE index on the key columns; INSERT OR IGNORE
-    kb_folder  the file is named by the key's hash; an existing file is kept
+    kb_folder  the file is named by the key's hash; an existing file is kept; the
+               folders written to are indexed into the knowledge base when the run
+               ends, so what a run filed is searchable after it
     webhook    POSTed through the egress rules (`sleuth.transport.HttpTransport`) with
                an Idempotency-Key header, the key's hash, for the receiver to honour
 
@@ -29,6 +31,7 @@ from typing import Any
 from sleuth.config import Settings
 from sleuth.egress import EgressPolicy
 from sleuth.errors import ConfigError, SearchError
+from sleuth.kb import index_folder
 from sleuth.providers.base import HttpRequest
 from sleuth.transport import HttpTransport
 from sleuth.workflows.workflow_models import SinkSpec
@@ -56,6 +59,7 @@ class Sinks:
         self.base_dir = base_dir
         self._jsonl_keys: dict[Path, set[str]] = {}
         self._transport: HttpTransport | None = None
+        self._kb_folders: set[Path] = set()
 
     def _path(self, text: str) -> Path:
         path = Path(text).expanduser()
@@ -71,7 +75,10 @@ class Sinks:
             return await asyncio.to_thread(_sqlite, path, spec.table, spec, record)
         if spec.kb_folder is not None:
             folder = self._path(spec.kb_folder)
-            return await asyncio.to_thread(_markdown, folder, key, record)
+            written = await asyncio.to_thread(_markdown, folder, key, record)
+            if written:
+                self._kb_folders.add(folder)
+            return written
         if spec.webhook is not None:
             return await self._webhook(spec.webhook, key, record)
         raise ConfigError("a sink names no destination")  # SinkSpec refuses this
@@ -116,9 +123,21 @@ class Sinks:
         return True
 
     async def aclose(self) -> None:
-        if self._transport is not None:
-            await self._transport.aclose()
-            self._transport = None
+        """Index the knowledge-base folders written to; close the webhook client."""
+        try:
+            for folder in sorted(self._kb_folders):
+                await asyncio.to_thread(
+                    index_folder,
+                    self.settings.kb.path,
+                    folder,
+                    tokenizer=self.settings.kb.tokenizer,
+                    exclude=self.settings.kb.exclude,
+                )
+        finally:
+            self._kb_folders.clear()
+            if self._transport is not None:
+                await self._transport.aclose()
+                self._transport = None
 
 
 def _cell(value: Any) -> Any:

@@ -90,7 +90,7 @@ class CallRecord:
     error: BaseException | None = None
     #: `source_trust_score` of the returned results before projection (which may drop it).
     trust: Sequence[float] | None = None
-    #: The declared tool and the workflow the search ran for (`observe.run_context`).
+    #: The declared tool and the workflow the search ran for (`observe.call_context`).
     tool: str | None = None
     workflow: str | None = None
 

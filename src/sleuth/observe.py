@@ -12,8 +12,8 @@
 The tenant and the tool that asked reach the gateway through context variables, so
 the core's signature does not grow adapter arguments; tasks created inside a
 `call_context` inherit it (asyncio copies the context into each new task). The
-declared tool and the workflow a search runs for (`run_context`, set by
-`sleuth.workflows`) travel the same way, into the record's `tool` and `workflow`.
+declared tool and the workflow a search runs for (`call_context(tool=...,
+workflow=...)`, set by `sleuth.workflows`) reach the record's `tool` and `workflow`.
 
 The call log never holds the raw query unless `observe.log_raw_query` says so: it
 holds `query_hash`, the SHA-256 of the normalised query (NFKC, whitespace collapsed,
@@ -36,7 +36,7 @@ import logging
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from sleuth.config import Settings
 
 __all__ = [
+    "CallContext",
     "CallRecord",
     "ObserveSettings",
     "Observer",
@@ -80,9 +81,8 @@ __all__ = [
     "Watch",
     "call_context",
     "current_call",
-    "current_run",
+    "current_context",
     "query_hash",
-    "run_context",
     "search_status",
 ]
 
@@ -151,28 +151,61 @@ class ObserveSettings(BaseModel):
 
 _TENANT: ContextVar[str] = ContextVar("sleuth_tenant", default=_DEFAULT_TENANT)
 _TOOL: ContextVar[ToolName] = ContextVar("sleuth_tool_name", default="library")
+#: For the usage ledger and the audit log: the API key's prefix, and the declarative
+#: tool and workflow whose call this search is.
+_KEY: ContextVar[str | None] = ContextVar("sleuth_key", default=None)
+_NAMED_TOOL: ContextVar[str | None] = ContextVar("sleuth_tool", default=None)
+_WORKFLOW: ContextVar[str | None] = ContextVar("sleuth_workflow", default=None)
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Who is searching, through which adapter, with which key, for which tool and
+    workflow (`call_context`)."""
+
+    tenant: str
+    adapter: ToolName
+    key: str | None = None
+    tool: str | None = None
+    workflow: str | None = None
 
 
 @contextmanager
-def call_context(*, tenant: str | None = None, tool_name: ToolName | None = None) -> Iterator[None]:
-    """Name who is searching and through which adapter, for every search started in
-    the block (tasks created in it included). Unnamed parts keep their outer value.
+def call_context(
+    *,
+    tenant: str | None = None,
+    tool_name: ToolName | None = None,
+    key: str | None = None,
+    tool: str | None = None,
+    workflow: str | None = None,
+) -> Iterator[None]:
+    """Name who is searching and through which adapter (`tool_name`), for every search
+    started in the block (tasks created in it included). Unnamed parts keep their
+    outer value. `key` is the API key's prefix (never the key); `tool` and `workflow`
+    name the declarative tool and the workflow the searches serve, for usage and audit.
 
     >>> with call_context(tenant="acme", tool_name="cli"):
     ...     current_call()
     ('acme', 'cli')
     >>> current_call()
     ('default', 'library')
+    >>> with call_context(tool="internal_search"), call_context(workflow="steward"):
+    ...     (current_context().tool, current_context().workflow)
+    ('internal_search', 'steward')
     """
-    tenant_token = _TENANT.set(tenant) if tenant is not None else None
-    tool_token = _TOOL.set(tool_name) if tool_name is not None else None
+    tokens: list[Token[Any]] = []
+    if tenant is not None:
+        tokens.append(_TENANT.set(tenant))
+    if tool_name is not None:
+        tokens.append(_TOOL.set(tool_name))
+    for var, value in ((_KEY, key), (_NAMED_TOOL, tool), (_WORKFLOW, workflow)):
+        if value is not None:
+            tokens.append(var.set(value))
     try:
         yield
     finally:
-        if tool_token is not None:
-            _TOOL.reset(tool_token)
-        if tenant_token is not None:
-            _TENANT.reset(tenant_token)
+        for token in reversed(tokens):
+            token.var.reset(token)
 
 
 def current_call() -> tuple[str, ToolName]:
@@ -180,34 +213,9 @@ def current_call() -> tuple[str, ToolName]:
     return _TENANT.get(), _TOOL.get()
 
 
-_DECLARED_TOOL: ContextVar[str | None] = ContextVar("sleuth_declared_tool", default=None)
-_WORKFLOW: ContextVar[str | None] = ContextVar("sleuth_workflow", default=None)
-
-
-@contextmanager
-def run_context(*, tool: str | None = None, workflow: str | None = None) -> Iterator[None]:
-    """Name the declared tool and the workflow every search started in the block runs
-    for (their names reach the call record, for usage by tool and by workflow).
-    Unnamed parts keep their outer value.
-
-    >>> with run_context(workflow="steward"), run_context(tool="internal_search"):
-    ...     current_run()
-    ('internal_search', 'steward')
-    """
-    tool_token = _DECLARED_TOOL.set(tool) if tool is not None else None
-    workflow_token = _WORKFLOW.set(workflow) if workflow is not None else None
-    try:
-        yield
-    finally:
-        if workflow_token is not None:
-            _WORKFLOW.reset(workflow_token)
-        if tool_token is not None:
-            _DECLARED_TOOL.reset(tool_token)
-
-
-def current_run() -> tuple[str | None, str | None]:
-    """(declared tool, workflow) of the search being run here; None when none."""
-    return _DECLARED_TOOL.get(), _WORKFLOW.get()
+def current_context() -> CallContext:
+    """Everything `call_context` named for the search being run here."""
+    return CallContext(_TENANT.get(), _TOOL.get(), _KEY.get(), _NAMED_TOOL.get(), _WORKFLOW.get())
 
 
 # --- the observer -------------------------------------------------------------------
@@ -528,7 +536,8 @@ class Watch:
         self.task_id = task_id
         self.query = _query_of(request)
         self.tenant, self.tool_name = current_call()
-        self.tool, self.workflow = current_run()
+        context = current_context()
+        self.tool, self.workflow = context.tool, context.workflow
         self._clock = clock
         self.started_at = clock()
         self._started = time.perf_counter()

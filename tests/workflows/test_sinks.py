@@ -48,14 +48,21 @@ async def test_jsonl_and_sqlite_sinks_write_each_key_once_even_across_runs(tmp_p
     ]
 
 
-async def test_a_kb_folder_sink_writes_one_markdown_file_per_key(tmp_path: Path) -> None:
+async def test_a_kb_folder_sink_writes_one_markdown_file_per_key_then_indexes_it(
+    tmp_path: Path,
+) -> None:
     sink = spec(kb_folder="summaries")
-    sinks = Sinks(Settings(), tmp_path)
-    assert await sinks.write(sink, dict(RECORD, title="请假制度"))
-    assert not await sinks.write(sink, dict(RECORD, title="请假制度"))
+    db = tmp_path / "kb.sqlite"
+    sinks = Sinks(Settings(kb={"path": db}), tmp_path)
+    record = dict(RECORD, title="请假制度", summary="员工请假需提前三天申请。")
+    assert await sinks.write(sink, record)
+    assert not await sinks.write(sink, record)
+    await sinks.aclose()
     (page,) = (tmp_path / "summaries").glob("*.md")
     text = page.read_text(encoding="utf-8")
-    assert text.startswith('---\npath: "/kb/leave.md"') and "# 请假制度\n\n短" in text
+    assert text.startswith('---\npath: "/kb/leave.md"') and "# 请假制度\n\n员工请假" in text
+    (hit,) = kb.search(db, "请假申请", limit=3)
+    assert hit["title"] == "请假制度"
 
 
 async def test_a_webhook_posts_through_egress_with_an_idempotency_key(

@@ -15,7 +15,7 @@ writes are idempotent by key (`sinks.py`), so no record is written twice.
 
 An item that fails (a search refused, a sink that did not answer) is recorded and
 the loop goes on; a top-level step that fails ends the run with its error. Every
-search runs inside `run_context(workflow=NAME)` (and `tool=` for a tool step), so its
+search runs inside `call_context(workflow=NAME)` (and `tool=` for a tool step), so its
 call record names them.
 """
 
@@ -33,7 +33,7 @@ from sleuth.contract import FailedItem, StepReport, WorkflowRun
 from sleuth.errors import InvalidRequest, SearchError
 from sleuth.gateway import Sleuth
 from sleuth.kb.listing import list_documents
-from sleuth.observe import run_context
+from sleuth.observe import call_context
 from sleuth.workflows.arguments import check_arguments
 from sleuth.workflows.composite import CompositeResponse
 from sleuth.workflows.scope import Scope
@@ -147,7 +147,7 @@ class WorkflowEngine:
         scope = Scope({"inputs": values, "run": info.scope()})
         sinks = Sinks(self.sleuth.settings, base_dir or Path.cwd())
         try:
-            with run_context(workflow=workflow.name):
+            with call_context(workflow=workflow.name):
                 for step in workflow.steps:
                     if step.id in done.outputs:
                         output = done.outputs[step.id]
@@ -228,7 +228,7 @@ class WorkflowEngine:
         """One step that is not a for_each: its output."""
         if step.tool is not None:
             arguments = scope.render(step.arguments)
-            with run_context(tool=step.tool):
+            with call_context(tool=step.tool):
                 answer = await self.toolbox.call(step.tool, arguments)
             dumped = answer.model_dump(mode="json")
             items = dumped["parts"] if isinstance(answer, CompositeResponse) else dumped["results"]

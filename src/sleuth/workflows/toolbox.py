@@ -1,7 +1,7 @@
 """Runs declared tools: checks the arguments, fills the template, searches through
 `Sleuth`, and for a composite runs every part at once and merges their answers.
 
-Each search runs inside `observe.run_context(tool=NAME)`, so its call record (and the
+Each search runs inside `observe.call_context(tool=NAME)`, so its call record (and the
 usage counted from it) names the declared tool it ran for; a composite's parts carry
 the composite's name. A part that fails, for any reason, is reported in the answer;
 only the caller's own mistakes (an unknown tool, a bad argument) raise.
@@ -27,7 +27,7 @@ from typing import Any
 from sleuth.contract import SearchResponse
 from sleuth.errors import SearchError, ToolNotFound
 from sleuth.gateway import Sleuth
-from sleuth.observe import run_context
+from sleuth.observe import call_context
 from sleuth.workflows.arguments import check_arguments
 from sleuth.workflows.composite import CompositeResponse, PartResult, merge_parts, part_outcome
 from sleuth.workflows.template import fill, whole_placeholder
@@ -103,7 +103,7 @@ class ToolBox:
         self, name: str, template: SearchTemplate, values: Mapping[str, Any]
     ) -> SearchResponse:
         request = request_for(template, values)
-        with run_context(tool=name):
+        with call_context(tool=name):
             response = await self.sleuth.search(request)
         return project_fields(response, template.projection)
 

@@ -1,0 +1,69 @@
+"""The seed's internal_search example runs from its YAML against the local knowledge
+base: the template filled with the product, the week's time range applied (an old
+ticket is left out), and the complaints digest workflow files what it found."""
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+from sleuth.config import Settings
+from sleuth.gateway import Sleuth
+from sleuth.kb import index_folder
+from sleuth.store import MemoryStore
+from sleuth.tasks import TaskRunner
+from sleuth.workflows.composite import CompositeResponse
+from sleuth.workflows.toolbox import ToolBox
+from sleuth.workflows.workflow_book import load_workflow
+
+EXAMPLE = Path(__file__).parents[2] / "examples" / "internal_search"
+PRODUCT = "X1 扫地机器人"
+
+
+def settings(tmp_path: Path) -> Settings:
+    data = tmp_path / "data"
+    shutil.copytree(EXAMPLE / "data", data)
+    old = time.time() - 20 * 86400  # three weeks old: outside past_week
+    os.utime(data / "support_tickets" / "ticket-0987.md", (old, old))
+    db = tmp_path / "kb.sqlite"
+    index_folder(db, data)
+    return Settings(
+        kb={"path": db},
+        store={"backend": "memory"},
+        tools_dir=EXAMPLE / "tools",
+        observe={"log_to": "off"},
+    )
+
+
+async def test_internal_search_fills_its_template_and_applies_the_week(tmp_path: Path) -> None:
+    async with Sleuth(settings(tmp_path), store=MemoryStore()) as sleuth:
+        answer = await ToolBox(sleuth).call("internal_search", {"product_name": PRODUCT})
+
+    assert not isinstance(answer, CompositeResponse)
+    assert answer.query == f"最近一周关于 {PRODUCT} 的客户投诉"
+    titles = [item.title for item in answer.results]
+    assert any("工单 1041" in title for title in titles)
+    assert any("用户反馈" in title for title in titles)
+    assert not any("工单 0987" in title for title in titles)  # older than a week
+    assert all(item.published_at is not None for item in answer.results)
+    assert any(d.kind == "emulated_time_range" for d in answer.degradations)
+
+
+async def test_the_complaints_digest_workflow_files_the_weeks_complaints(tmp_path: Path) -> None:
+    workflow = load_workflow(EXAMPLE / "complaints_digest.yaml")
+    store = MemoryStore()
+    async with Sleuth(settings(tmp_path), store=store) as sleuth:
+        runner = TaskRunner(sleuth, store, schedules=False)
+        task, _ = await runner.submit_workflow(
+            workflow, {"product_name": PRODUCT}, base_dir=str(tmp_path)
+        )
+        async with runner:
+            done = await runner.wait(task.task_id)
+
+    assert done.status == "success" and done.run is not None
+    lines = (tmp_path / "complaints_digest.jsonl").read_text(encoding="utf-8").splitlines()
+    filed = [json.loads(line) for line in lines]
+    assert filed and len(filed) == done.run.written
+    assert {entry["product"] for entry in filed} == {PRODUCT}
+    assert not any("0987" in entry["url"] for entry in filed)

@@ -81,15 +81,28 @@ def test_unknown_fields_are_refused_not_ignored() -> None:
     assert error.allowed is not None and "max_results" in error.allowed
 
 
-@pytest.mark.parametrize("domain", ["", "not a domain", "localhost"])
-def test_domain_filter_must_hold_domains(domain: str) -> None:
+@pytest.mark.parametrize("domain", ["", "not a domain", "http://localhost", "tickets/2026"])
+def test_domain_filter_must_hold_domains_or_source_names(domain: str) -> None:
     error = refusal({"query": "q", "domain_filter": [domain]})
     assert error.field == "domain_filter"
+    assert "source" in error.message
 
 
 def test_domain_filter_is_normalised() -> None:
     req = SearchRequest(query="q", domain_filter=["https://www.Python.org/downloads", "docs.rs"])
     assert req.domain_filter == ["python.org", "docs.rs"]
+
+
+def test_domain_filter_takes_source_names_as_the_seed_writes_them() -> None:
+    req = SearchRequest(query="q", domain_filter=["support_tickets", "Customer_Feedback"])
+    assert req.domain_filter == ["support_tickets", "customer_feedback"]
+
+
+def test_tags_are_lower_cased_once_each_and_hold_no_space() -> None:
+    assert SearchRequest(query="q", tags=["Policy", "policy", "规程"]).tags == ["policy", "规程"]
+    error = refusal({"query": "q", "tags": ["release notes"]})
+    assert error.field == "tags"
+    assert "without spaces" in error.message
 
 
 def test_describe_validation_error_keeps_pydantic_out_of_the_message() -> None:

@@ -27,6 +27,7 @@ from sleuth.admission import AdmissionSettings
 from sleuth.egress import EgressSettings
 from sleuth.errors import ConfigError
 from sleuth.extract.settings import ExtractSettings
+from sleuth.kb.sources import SourceConfig, check_source_name
 from sleuth.observe import ObserveSettings
 from sleuth.redaction import secret_name
 from sleuth.resilience.breaker import BreakerSettings
@@ -132,11 +133,25 @@ class KnowledgeBaseConfig(BaseModel):
             "matched against each name, one with '/' against the path from the indexed folder."
         ),
     )
+    sources: dict[str, SourceConfig] = Field(
+        default_factory=dict,
+        description="Named collections (name -> paths, folder tag rules, schedule): "
+        "`sleuth index` with no path indexes them, and a search's domain_filter may name "
+        "them (docs/knowledge-base.md).",
+    )
 
     @field_validator("path")
     @classmethod
     def _expand_home(cls, value: Path) -> Path:
         return value.expanduser()
+
+    @field_validator("sources")
+    @classmethod
+    def _source_names(cls, value: dict[str, SourceConfig]) -> dict[str, SourceConfig]:
+        named = {check_source_name(name): source for name, source in value.items()}
+        if len(named) < len(value):
+            raise ValueError("two sources differ only in case; name each once")
+        return named
 
 
 class Settings(BaseSettings):

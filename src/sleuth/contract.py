@@ -66,13 +66,16 @@ IncludeField = Literal[
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
-#: A host name with at least one dot, optionally with a scheme and a path: what
-#: `domain_filter` accepts, stated in the JSON Schema so that clients can check it too.
+#: A host name with at least one dot, optionally with a scheme and a path, or the name
+#: of a knowledge-base source (one label, no dot): what `domain_filter` accepts, stated
+#: in the JSON Schema so that clients can check it too.
 #: (No \s or \w: their meaning differs between regex engines.)
 _LABEL = "[A-Za-z0-9\u00a1-\ud7ff\ue000-\uffff_-]+"
 #: What a failed pattern means, per field, in words.
 _PATTERN_MEANS = {
-    "domain_filter": "not a domain; expected a host name such as 'python.org'",
+    "domain_filter": "not a domain or source name; expected a host name such as "
+    "'python.org' or a knowledge-base source such as 'support_tickets'",
+    "tags": "not a tag; expected 1..64 characters without spaces or commas",
     "query": "only whitespace; expected 1..400 visible characters",
     "url": "expected an http(s) URL with a dotted host name, such as 'https://python.org/'",
 }
@@ -84,7 +87,12 @@ NOT_ONLY_WHITESPACE = (
 #: Earlier turns: how many, and how long each (the rewrite reads no more).
 CONTEXT_MAX_TURNS = 20
 CONTEXT_TURN_MAX_CHARS = 2000
-DOMAIN_PATTERN = f"^ *(?:[Hh][Tt][Tt][Pp][Ss]?://)?{_LABEL}(?:\\.{_LABEL})+\\.?(?:/[^ ]*)? *$"
+_DOTTED = f"(?:[Hh][Tt][Tt][Pp][Ss]?://)?{_LABEL}(?:\\.{_LABEL})+\\.?(?:/[^ ]*)?"
+DOMAIN_PATTERN = f"^ *(?:{_DOTTED}|{_LABEL}) *$"
+#: A domain only (no source name): what a deployment without sources accepts.
+DOTTED_PATTERN = f"^ *{_DOTTED} *$"
+#: A tag of a knowledge-base document: no whitespace, no comma.
+TAG_PATTERN = "^[^\\t-\\r ,\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]+$"
 
 
 def _prose_only(schema: dict[str, Any]) -> None:
@@ -120,7 +128,16 @@ class SearchRequest(BaseModel):
     domain_filter: list[Annotated[str, Field(max_length=300, pattern=DOMAIN_PATTERN)]] = Field(
         default_factory=list,
         max_length=50,
-        description="Only results from these domains (subdomains included), e.g. ['python.org'].",
+        description="Only results from these domains (subdomains included), e.g. "
+        "['python.org'], or from these sources of the local knowledge base (a name "
+        "without a dot, as configured in kb.sources), e.g. ['support_tickets'].",
+    )
+    tags: list[Annotated[str, Field(min_length=1, max_length=64, pattern=TAG_PATTERN)]] = Field(
+        default_factory=list,
+        max_length=20,
+        description="Only knowledge-base documents carrying at least one of these tags "
+        "(front matter tags or a source's folder rules); unless domain_filter names "
+        "domains, web back ends are not asked.",
     )
     providers: list[str] | None = Field(
         None, description="Back ends to ask; default: the configured chain."
@@ -162,16 +179,24 @@ class SearchRequest(BaseModel):
     def _normalise_domains(cls, value: list[str]) -> list[str]:
         domains = []
         for raw in value:
-            domain = raw.strip().lower().removeprefix("https://").removeprefix("http://")
+            lowered = raw.strip().lower()
+            domain = lowered.removeprefix("https://").removeprefix("http://")
             domain = domain.split("/", 1)[0].strip(".")
             if domain.startswith("www.") and "." in domain[4:]:
                 domain = domain[4:]
-            if not domain or " " in domain or "." not in domain:
+            is_name = domain == lowered and "." not in domain  # a source name as it was given
+            if not domain or " " in domain or ("." not in domain and not is_name):
                 raise ValueError(
-                    f"{raw!r} is not a domain; expected a host name such as 'python.org'"
+                    f"{raw!r} is not a domain or source name; expected a host name such as "
+                    "'python.org' or a knowledge-base source such as 'support_tickets'"
                 )
             domains.append(domain)
-        return domains
+        return list(dict.fromkeys(domains))
+
+    @field_validator("tags")
+    @classmethod
+    def _lower_tags(cls, value: list[str]) -> list[str]:
+        return list(dict.fromkeys(tag.lower() for tag in value))
 
 
 class ResultItem(BaseModel):

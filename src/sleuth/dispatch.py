@@ -10,6 +10,7 @@ names.
 from __future__ import annotations
 
 import os
+from datetime import datetime
 
 from sleuth import providers as registry
 from sleuth.config import Settings
@@ -17,13 +18,18 @@ from sleuth.contract import SearchRequest
 from sleuth.errors import InvalidRequest, MissingApiKey
 from sleuth.providers.base import HttpRequest, Provider, ProviderQuery, ProviderSettings
 from sleuth.stages.rewrite import Rewritten
+from sleuth.stages.scope import only_sources, split_scope
 
 __all__ = ["backups_for", "choose_providers", "request_for"]
 
 
 def choose_providers(req: SearchRequest, settings: Settings) -> list[Provider]:
     """The providers a request goes to: those it names, else the configured chain; an
-    unknown or disabled name is `InvalidRequest` naming the allowed ones."""
+    unknown or disabled name is `InvalidRequest` naming the allowed ones. A request
+    that only the knowledge base can answer (tags, or source names and no domain in
+    its domain filter) goes only to providers that hold sources; a source name that is
+    not configured is `InvalidRequest` naming the configured ones."""
+    _check_sources(req, settings)
     enabled = [name for name, conf in settings.providers.items() if conf.enabled]
     names = req.providers if req.providers is not None else settings.chain
     chosen = []
@@ -36,6 +42,9 @@ def choose_providers(req: SearchRequest, settings: Settings) -> list[Provider]:
                 allowed=enabled,
             )
         chosen.append(provider)
+    if only_sources(req.domain_filter, req.tags):
+        # Web back ends cannot hold what is asked; with none that can, the gateway says so.
+        chosen = [provider for provider in chosen if provider.info.sources] or chosen
     if not chosen:
         raise InvalidRequest(
             f"providers: name at least one; allowed: {', '.join(enabled)}",
@@ -45,19 +54,36 @@ def choose_providers(req: SearchRequest, settings: Settings) -> list[Provider]:
     return chosen
 
 
+def _check_sources(req: SearchRequest, settings: Settings) -> None:
+    _domains, sources = split_scope(req.domain_filter)
+    configured = list(settings.kb.sources)
+    for name in sources:
+        if name not in configured:
+            allowed = ", ".join(configured) or "none configured (kb.sources)"
+            raise InvalidRequest(
+                f"domain_filter: {name!r} is neither a domain (a host name with a dot, such "
+                f"as 'python.org') nor a source of the knowledge base; sources: {allowed}",
+                field="domain_filter",
+                allowed=configured,
+            )
+
+
 def backups_for(req: SearchRequest, chosen: list[Provider], settings: Settings) -> list[str]:
     """The configured backups for a request that names no providers (one that does
-    gets exactly those), leaving out the chosen and the disabled."""
+    gets exactly those), leaving out the chosen, the disabled, and those that cannot
+    answer a request only the knowledge base can."""
     if req.providers is not None:
         return []
     taken = {provider.name for provider in chosen}
     configured = settings.providers
+    sources_only = only_sources(req.domain_filter, req.tags)
     return [
         name
         for name in dict.fromkeys(settings.backups)
         if name not in taken
         and name in configured
         and configured[name].enabled
+        and (not sources_only or registry.get(name).info.sources)
         and name in registry.names()
     ]
 
@@ -68,6 +94,7 @@ def request_for(
     guarded_text: str,
     rewritten: Rewritten,
     settings: Settings,
+    now: datetime | None = None,
 ) -> HttpRequest:
     """The provider's description of its call; `MissingApiKey` when it has no key."""
     conf = settings.providers[provider.name]
@@ -82,13 +109,18 @@ def request_for(
             action="fallback",
         )
     natural = provider.info.query_style == "natural"
+    domains, sources = split_scope(req.domain_filter)
+    holds_sources = provider.info.sources
     query = ProviderQuery(
         text=guarded_text if natural else rewritten.keywords,
         original=req.query,
         max_results=max(req.max_results, settings.per_provider_results),
         language=rewritten.language,
         time_range=req.time_range if provider.info.time_range else "any",
-        domain_filter=tuple(req.domain_filter) if provider.info.domain_filter else (),
+        domain_filter=domains if provider.info.domain_filter else (),
+        sources=sources if holds_sources else (),
+        tags=tuple(req.tags) if holds_sources else (),
+        now=now,
     )
     call = ProviderSettings(
         base_url=conf.base_url, timeout_s=conf.timeout_s, api_key=api_key, options=conf.options

@@ -377,8 +377,10 @@ class Sleuth:
         known to be served (`InvalidRequest` naming the allowed values otherwise)."""
         check_include(req.include, self.settings.projection)
         chosen = choose_providers(req, self.settings)
-        if reason := refusal(req.domain_filter, [provider.info for provider in chosen]):
-            raise InvalidRequest(reason, field="domain_filter")
+        refused = refusal(req.domain_filter, [provider.info for provider in chosen], req.tags)
+        if refused is not None:
+            field, reason = refused
+            raise InvalidRequest(reason, field=field)
         return chosen
 
     async def _search(
@@ -683,7 +685,9 @@ class Sleuth:
             return await self.transport.send(name, req.query, request, timeout_s)
 
         return Exchange(
-            build=lambda: request_for(provider, req, guarded_text, rewritten, self.settings),
+            build=lambda: request_for(
+                provider, req, guarded_text, rewritten, self.settings, self.clock()
+            ),
             send=send,
             parse=lambda response: provider.parse_response(
                 response.status, response.headers, response.body, mapping
@@ -701,7 +705,9 @@ class Sleuth:
         (provider,) = choose_providers(
             req.model_copy(update={"providers": [provider_name]}), self.settings
         )
-        http_request = request_for(provider, req, guarded.text, rewritten, self.settings)
+        http_request = request_for(
+            provider, req, guarded.text, rewritten, self.settings, self.clock()
+        )
         timeout = self.settings.providers[provider.name].timeout_s
         return await self.transport.send(provider.name, req.query, http_request, timeout)
 

@@ -17,7 +17,7 @@ from sleuth.contract import Degradation, ErrorInfo, ProviderReport, ResultItem, 
 from sleuth.providers.base import Provider
 from sleuth.resilience.call import ProviderOutcome
 from sleuth.stages.normalize import normalize
-from sleuth.stages.scope import filter_domains, filter_time_range
+from sleuth.stages.scope import filter_domains, filter_time_range, in_sources, split_scope
 
 __all__ = ["Merged", "merge_outcomes"]
 
@@ -77,18 +77,24 @@ def _emulate_filters(
     now: datetime,
     degradations: list[Degradation],
 ) -> list[ResultItem]:
-    if req.domain_filter and provider.info.domain_filter:
+    domains, sources = split_scope(req.domain_filter)
+    if provider.info.sources and (sources or req.tags):
+        # Filtered by the back end itself; held to it here too, as native domain filters are.
+        items = [
+            item for item in items if in_sources(item, sources, req.tags, any_source=not sources)
+        ]
+    elif domains and provider.info.domain_filter:
         # Native filters are often operators (site:) that engines treat as hints:
         # a result from another domain never reaches the agent either way.
-        items = filter_domains(items, req.domain_filter)
-    elif req.domain_filter:
-        kept = filter_domains(items, req.domain_filter)
+        items = filter_domains(items, domains)
+    elif domains:
+        kept = filter_domains(items, domains)
         degradations.append(
             Degradation(
                 kind="emulated_domain_filter",
                 provider=provider.name,
                 reason=f"{provider.name} cannot filter by domain; sleuth kept "
-                f"{len(kept)} of {len(items)} results from {', '.join(req.domain_filter)}",
+                f"{len(kept)} of {len(items)} results from {', '.join(domains)}",
             )
         )
         items = kept

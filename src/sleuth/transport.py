@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import json
 import math
@@ -43,6 +44,7 @@ import time
 from collections import defaultdict, deque
 from collections.abc import AsyncIterator, Iterable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any, Protocol
@@ -156,9 +158,19 @@ class HttpTransport:
         return RawResponse(response.status, response.headers, response.body, elapsed)
 
     async def _from_index(self, provider: str, request: HttpRequest) -> RawResponse:
-        limit = int(request.params.get("limit", "10"))
+        params = request.params
+        limit = int(params.get("limit", "10"))
+        since = params.get("since")
         results = await asyncio.to_thread(
-            kb.search, self._kb_path, request.params.get("q", ""), limit
+            functools.partial(
+                kb.search,
+                self._kb_path,
+                params.get("q", ""),
+                limit,
+                sources=[name for name in params.get("sources", "").split(",") if name],
+                tags=[tag for tag in params.get("tags", "").split(",") if tag],
+                since=datetime.fromisoformat(since) if since else None,
+            )
         )
         if not results and not await asyncio.to_thread(kb.document_count, self._kb_path):
             # Say how to fill it: an empty answer alone reads as "nothing matched".

@@ -296,3 +296,50 @@ def test_a_second_index_run_says_which_lock_another_run_holds(
     again = runner.invoke(app, ["index", str(docs)])
     assert again.exit_code == 0, again.output
     assert "2 unchanged" in again.stdout
+
+
+def sources_config(tmp_path: Path, docs: Path) -> Path:
+    """A sleuth.yaml with two sources: the notes (scheduled) and a folder of tickets."""
+    tickets = tmp_path / "tickets"
+    tickets.mkdir()
+    (tickets / "t1.md").write_text("# Ticket 1\n\nThe cache returned stale answers.\n")
+    config = tmp_path / "sources.yaml"  # not ./sleuth.yaml, which every run would read
+    config.write_text(
+        "kb:\n"
+        "  sources:\n"
+        f"    notes: {{paths: ['{docs}'], schedule: '0 3 * * *'}}\n"
+        f"    tickets: {{paths: ['{tickets}'], tags: {{'*': [ticket]}}}}\n",
+        encoding="utf-8",
+    )
+    return config
+
+
+def test_index_without_a_path_indexes_the_configured_sources(
+    runner: CliRunner, tmp_path: Path, docs: Path
+) -> None:
+    config = str(sources_config(tmp_path, docs))
+    indexed = runner.invoke(app, ["index", "--config", config])
+    assert indexed.exit_code == 0, indexed.output
+    assert "indexed source notes" in indexed.stdout and "2 added" in indexed.stdout
+    assert "indexed source tickets" in indexed.stdout and "1 added" in indexed.stdout
+    one = runner.invoke(app, ["index", "--config", config, "--source", "tickets"])
+    assert one.exit_code == 0, one.output
+    assert "source tickets" in one.stdout and "notes" not in one.stdout
+    # The notes were indexed a moment ago and their schedule runs at 03:00: not due.
+    due = runner.invoke(app, ["index", "--config", config, "--due", "--source", "notes"])
+    assert due.exit_code == 0, due.output
+    assert due.stdout.strip() == "no source is due"
+
+
+def test_index_names_an_unknown_source_and_a_missing_configuration(
+    runner: CliRunner, tmp_path: Path, docs: Path
+) -> None:
+    config = str(sources_config(tmp_path, docs))
+    unknown = runner.invoke(app, ["index", "--config", config, "--source", "notez"])
+    assert unknown.exit_code == 2
+    assert "'notez' is not a source; sources: notes, tickets" in unknown.output
+    both = runner.invoke(app, ["index", str(docs), "--config", config, "--source", "notes"])
+    assert both.exit_code == 2
+    none = runner.invoke(app, ["index"])
+    assert none.exit_code == 1
+    assert "configure kb.sources" in none.output

@@ -13,7 +13,7 @@ import pytest
 import tantivy
 
 from sleuth.kb import IndexBusy, IndexReport, engine, index_folder, search
-from sleuth.kb.store import unpack
+from sleuth.kb.store import SCHEMA_VERSION, unpack
 
 
 def write(path: Path, text: str) -> Path:
@@ -120,8 +120,9 @@ def test_database_is_in_wal_mode(tmp_path: Path, notes: Path) -> None:
 def test_bad_arguments_are_refused(tmp_path: Path, notes: Path) -> None:
     with pytest.raises(FileNotFoundError, match="does not exist"):
         index_folder(tmp_path / "kb.db", tmp_path / "missing")
-    with pytest.raises(NotADirectoryError):
-        index_folder(tmp_path / "kb.db", notes / "cache.md")
+    (notes / "logo.png").write_bytes(b"\x89PNG")
+    with pytest.raises(NotADirectoryError, match="neither a folder nor a file"):
+        index_folder(tmp_path / "kb.db", notes / "logo.png")
     with pytest.raises(ValueError, match="jieba, trigram"):
         index_folder(tmp_path / "kb.db", notes, tokenizer="bigram")  # type: ignore[arg-type]
 
@@ -224,7 +225,7 @@ def test_a_database_of_the_old_schema_is_rebuilt_by_section(tmp_path: Path, note
     assert hit["snippet"] == "Write-through caching keeps data safe."
     tables = {name for (name,) in rows(db, "SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert "documents_fts" not in tables
-    assert rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [("5",)]
+    assert rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [(SCHEMA_VERSION,)]
     assert index_folder(db, notes) == IndexReport(unchanged=3, files=3)
 
 

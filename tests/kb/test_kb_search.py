@@ -83,7 +83,18 @@ def test_an_english_query_does_not_match_unrelated_documents(db: Path) -> None:
 
 def test_result_is_json_ready_in_the_local_provider_shape(db: Path) -> None:
     (hit,) = search(db, "缓存策略", 1)
-    assert set(hit) == {"url", "title", "snippet", "published_at", "path", "score"}
+    assert set(hit) == {
+        "url",
+        "title",
+        "snippet",
+        "published_at",
+        "path",
+        "score",
+        "source",
+        "tags",
+        "modified_at",
+    }
+    assert (hit["source"], hit["tags"]) == ("", [])  # indexed as a folder, not a source
     # The section's anchor: the heading is the document title, so the title is plain.
     assert hit["url"] == (db.parent / "zh/cache.md").resolve().as_uri() + "#缓存策略"
     assert hit["title"] == "缓存策略"

@@ -49,7 +49,37 @@ def test_a_domain_filter_over_local_files_only_is_refused_with_the_reason() -> N
     from sleuth.stages.scope import refusal
 
     local, brave = providers.get("local").info, providers.get("brave").info
-    reason = refusal(["python.org"], [local])
-    assert reason is not None and reason.startswith("domain_filter:") and "local" in reason
+    field, reason = refusal(["python.org"], [local]) or ("", "")
+    assert field == "domain_filter"
+    assert reason.startswith("domain_filter:") and "local" in reason
     assert refusal(["python.org"], [local, brave]) is None
     assert refusal([], [local]) is None
+
+
+def test_a_domain_filter_splits_into_domains_and_source_names() -> None:
+    from sleuth.stages.scope import only_sources, split_scope
+
+    assert split_scope(["python.org", "support_tickets"]) == (("python.org",), ("support_tickets",))
+    assert only_sources(["support_tickets"], [])
+    assert not only_sources(["python.org", "support_tickets"], [])
+    assert only_sources([], ["policy"])  # tags: only the knowledge base has them
+    assert not only_sources(["python.org"], ["policy"])  # the web results kept by domain
+    assert not only_sources([], [])
+
+
+def test_source_names_over_web_back_ends_only_are_refused_with_the_reason() -> None:
+    from sleuth import providers
+    from sleuth.stages.scope import refusal
+
+    local, brave = providers.get("local").info, providers.get("brave").info
+    assert refusal(["support_tickets"], [brave]) == (
+        "domain_filter",
+        "domain_filter: brave hold no knowledge-base sources, so no result can come from "
+        "support_tickets; add the local provider or drop the source names",
+    )
+    assert refusal(["support_tickets", "python.org"], [brave]) is not None
+    assert refusal([], [brave], ["policy"]) is not None
+    assert refusal(["support_tickets"], [local], ["policy"]) is None
+    # Each kind of entry needs a provider that can serve it.
+    assert refusal(["support_tickets", "python.org"], [local]) is not None
+    assert refusal(["support_tickets", "python.org"], [local, brave]) is None

@@ -1,6 +1,8 @@
-"""The seed's internal_search example runs from its YAML against the local knowledge
-base: the template filled with the product, the week's time range applied (an old
-ticket is left out), and the complaints digest workflow files what it found."""
+"""The seed's internal_search example runs from its YAML against two named sources of
+the local knowledge base: the template filled with the product, the week's time
+range applied (an old ticket is left out), only support_tickets and
+customer_feedback searched (the marketing page about the same product is not), and
+the complaints digest workflow files what it found."""
 
 import json
 import os
@@ -10,7 +12,7 @@ from pathlib import Path
 
 from sleuth.config import Settings
 from sleuth.gateway import Sleuth
-from sleuth.kb import index_folder
+from sleuth.kb import SourceConfig, index_source
 from sleuth.store import MemoryStore
 from sleuth.tasks import TaskRunner
 from sleuth.workflows.composite import CompositeResponse
@@ -27,9 +29,14 @@ def settings(tmp_path: Path) -> Settings:
     old = time.time() - 20 * 86400  # three weeks old: outside past_week
     os.utime(data / "support_tickets" / "ticket-0987.md", (old, old))
     db = tmp_path / "kb.sqlite"
-    index_folder(db, data)
+    sources = {
+        name: SourceConfig(paths=[data / name])
+        for name in ("support_tickets", "customer_feedback", "marketing")
+    }
+    for name, source in sources.items():
+        index_source(db, name, source)
     return Settings(
-        kb={"path": db},
+        kb={"path": db, "sources": sources},
         store={"backend": "memory"},
         tools_dir=EXAMPLE / "tools",
         observe={"log_to": "off"},
@@ -46,8 +53,10 @@ async def test_internal_search_fills_its_template_and_applies_the_week(tmp_path:
     assert any("工单 1041" in title for title in titles)
     assert any("用户反馈" in title for title in titles)
     assert not any("工单 0987" in title for title in titles)  # older than a week
+    assert not any("促销" in title for title in titles)  # marketing: not a named source
+    folders = {Path(str(item.url).split("#")[0]).parent.name for item in answer.results}
+    assert folders == {"support_tickets", "customer_feedback"}
     assert all(item.published_at is not None for item in answer.results)
-    assert any(d.kind == "emulated_time_range" for d in answer.degradations)
 
 
 async def test_the_complaints_digest_workflow_files_the_weeks_complaints(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
@@ -29,7 +30,7 @@ from sleuth.api import (
     cli_tools,
     cli_workflows,
 )
-from sleuth.config import load_settings
+from sleuth.config import KnowledgeBaseConfig, load_settings
 from sleuth.contract import SCHEMAS, SearchResponse
 from sleuth.errors import ConfigError, InvalidRequest, SearchError
 from sleuth.gateway import Sleuth, parse_request
@@ -196,7 +197,20 @@ def _print_response(response: SearchResponse) -> None:
 
 @app.command()
 def index(
-    path: Annotated[Path, typer.Argument(help="Folder of Markdown, text and HTML files.")],
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Folder (or file) of Markdown, text, HTML, PDF and Word files; "
+            "none: the configured kb.sources."
+        ),
+    ] = None,
+    source: Annotated[
+        list[str] | None,
+        typer.Option("--source", help="Index this configured source (repeatable)."),
+    ] = None,
+    due: Annotated[
+        bool, typer.Option("--due", help="Index only the sources whose schedule is due.")
+    ] = False,
     exclude: Annotated[
         list[str] | None,
         typer.Option(
@@ -206,22 +220,74 @@ def index(
     ] = None,
     config: ConfigOption = None,
 ) -> None:
-    """Index a folder into the local knowledge base (incremental).
+    """Index a folder, or the configured sources, into the local knowledge base
+    (incremental).
 
-    Exit status: 0 when something was indexed, 1 when the folder holds nothing to
-    index, 2 for a path that does not exist or is not a folder, 3 when another
-    `sleuth index` is writing to the same knowledge base.
+    Exit status: 0 when something was indexed (or, with --due, nothing was due), 1 when
+    there is nothing to index, 2 for a path that does not exist or is neither a folder
+    nor a file it reads and for an unknown source, 3 when another `sleuth index` is
+    writing to the same knowledge base.
     """
-    if not path.exists():
+    if path is not None and not path.exists():
         err().print(f"[bold red]error[/]: path: {escape(str(path))} does not exist")
         raise typer.Exit(2)
-    if not path.is_dir():
-        err().print(f"[bold red]error[/]: path: {escape(str(path))} is not a folder")
+    if path is not None and not (path.is_dir() or kb.readable_file(path)):
+        err().print(
+            f"[bold red]error[/]: path: {escape(str(path))} is neither a folder nor a "
+            "Markdown, text, HTML, PDF or Word file"
+        )
         raise typer.Exit(2)
     try:
         settings = load_settings(config)
     except SearchError as exc:
         raise _fail(exc, as_json=False) from None
+    names = _sources_to_index(settings.kb, path, source or [], due=due)
+    extra = exclude or []
+    if path is not None:
+        _index_one(settings.kb, escape(str(path)), path, None, extra)
+    for name in names:
+        _index_one(settings.kb, f"source {escape(name)}", None, name, extra)
+    if due and not names:
+        out().print("no source is due", highlight=False)
+
+
+def _sources_to_index(
+    conf: KnowledgeBaseConfig, path: Path | None, asked: list[str], *, due: bool
+) -> list[str]:
+    """The configured sources a `sleuth index` run indexes (exit 2 for a wrong ask)."""
+    configured = list(conf.sources)
+    if path is not None:
+        if asked or due:
+            err().print("[bold red]error[/]: name a PATH or sources (--source, --due), not both")
+            raise typer.Exit(2)
+        return []
+    for name in asked:
+        if name.lower() not in conf.sources:
+            allowed = ", ".join(configured) or "none configured (kb.sources in sleuth.yaml)"
+            err().print(
+                f"[bold red]error[/]: --source: {escape(name)!r} is not a source; "
+                f"sources: {escape(allowed)}",
+                highlight=False,
+            )
+            raise typer.Exit(2)
+    if not configured:
+        err().print(
+            "[bold red]error[/]: nothing to index: name a folder (`sleuth index PATH`) or "
+            "configure kb.sources in sleuth.yaml (docs/knowledge-base.md)",
+            highlight=False,
+        )
+        raise typer.Exit(1)
+    names = [name.lower() for name in asked] or configured
+    if due:
+        picked = {name: conf.sources[name] for name in names}
+        names = kb.due_sources(picked, kb.last_indexed(conf.path), datetime.now(UTC))
+    return list(dict.fromkeys(names))
+
+
+def _index_one(
+    conf: KnowledgeBaseConfig, label: str, path: Path | None, source: str | None, extra: list[str]
+) -> None:
+    """Index one folder or one source with a progress bar, and print what it did."""
     with Progress(
         TextColumn("indexing"),
         BarColumn(),
@@ -235,22 +301,29 @@ def index(
         def advance(done: int, total: int, current: Path) -> None:
             progress.update(task, completed=done, total=total, description=current.name)
 
+        options: dict[str, Any] = {
+            "tokenizer": conf.tokenizer,
+            "progress": advance,
+            "exclude": [*conf.exclude, *extra],
+            "workers": None,  # a process per CPU parses a large folder
+        }
         try:
-            report = kb.index_folder(
-                settings.kb.path,
-                path,
-                tokenizer=settings.kb.tokenizer,
-                progress=advance,
-                exclude=[*settings.kb.exclude, *(exclude or [])],
-                workers=None,  # a process per CPU parses a large folder
-            )
+            if source is None:
+                assert path is not None  # noqa: S101 - one of the two is given
+                report = kb.index_folder(conf.path, path, **options)
+            else:
+                report = kb.index_source(conf.path, source, conf.sources[source], **options)
         except kb.IndexBusy as exc:
             progress.stop()
             err().print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False)
             raise typer.Exit(3) from None
+        except FileNotFoundError as exc:
+            progress.stop()
+            err().print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from None
     skipped = f", {report.skipped} skipped" if report.skipped else ""
     out().print(
-        f"indexed {escape(str(path))} into {escape(str(settings.kb.path))}: {report.added} added, "
+        f"indexed {label} into {escape(str(conf.path))}: {report.added} added, "
         f"{report.updated} updated, {report.unchanged} unchanged, {report.removed} removed "
         f"({report.files} files{skipped})",
         highlight=False,
@@ -264,7 +337,7 @@ def index(
         )
     if report.files - report.skipped <= 0 and not report.removed:
         err().print(
-            f"[bold red]error[/]: nothing to index in {escape(str(path))}: no readable "
+            f"[bold red]error[/]: nothing to index in {label}: no readable "
             "Markdown (.md), text (.txt), HTML (.html), PDF (.pdf) or Word (.docx) files"
             " outside the excluded folders",
             highlight=False,

@@ -7,8 +7,11 @@ models cannot say it.
 - `include`: the fields this deployment serves (`projection.optional`, and any
   `projection.always` field the contract lets a request name), not every field the
   contract knows.
-- `domain_filter` only with a provider that returns web pages: a request naming only
-  the knowledge base (`local`) may not filter by domain (`sleuth.stages.scope`).
+- `domain_filter`: domains, or the names of the configured `kb.sources`; a domain
+  only with a provider that returns web pages (a request naming only the knowledge
+  base, `local`, may not filter by domain), and a source name or a `tags` entry only
+  with one that holds sources (`sleuth.stages.scope`); a request that names no
+  providers is held to the configured chain.
 - A `SearchRequest` field with a default also takes `null` for that default (as
   strict-mode tool callers send it).
 - Headers are strings: FastAPI's `null` branch of an optional header is dropped.
@@ -30,7 +33,7 @@ from typing import Any, get_args
 
 from sleuth import providers as registry
 from sleuth.config import Settings
-from sleuth.contract import ErrorInfo, IncludeField
+from sleuth.contract import DOTTED_PATTERN, ErrorInfo, IncludeField
 
 __all__ = ["served_openapi"]
 
@@ -74,9 +77,11 @@ def served_openapi(document: dict[str, Any], settings: Settings) -> dict[str, An
     for name, prop in request.items():
         if name not in required:
             request[name] = _nullable(prop)
-    local = [name for name in enabled if not registry.get(name).info.remote]
-    if local:
-        schemas["SearchRequest"].update(_no_domain_filter_over(local))
+    names = _names_pattern(list(settings.kb.sources))
+    entry = request["domain_filter"]["anyOf"][0]["items"]
+    entry.pop("pattern", None)
+    entry["anyOf"] = [{"pattern": DOTTED_PATTERN}, *([{"pattern": names}] if names else [])]
+    schemas["SearchRequest"]["allOf"] = _scope_rules(enabled, settings.chain, names)
     schemas.setdefault("ErrorInfo", ErrorInfo.model_json_schema())
     for path, operations in served["paths"].items():
         for operation in operations.values():
@@ -105,19 +110,70 @@ def _nullable(prop: dict[str, Any]) -> dict[str, Any]:
     return {"anyOf": [shape, {"type": "null"}], **meta}
 
 
-def _no_domain_filter_over(local: list[str]) -> dict[str, Any]:
-    """A request whose providers are all of `local` (no web pages) names no domains."""
-    return {
-        "if": {
-            "properties": {"providers": {"type": "array", "items": {"enum": local}}},
-            "required": ["providers"],
-        },
-        "then": {
-            "properties": {
-                "domain_filter": {"anyOf": [{"type": "array", "maxItems": 0}, {"type": "null"}]}
+def _names_pattern(sources: list[str]) -> str | None:
+    """A pattern of the source names as the contract takes them: any case, spaces
+    around. (Names hold only letters, digits, '_' and '-': nothing to escape.)"""
+    if not sources:
+        return None
+    spelled = [
+        "".join(f"[{c}{c.upper()}]" if c.upper() != c else c for c in name) for name in sources
+    ]
+    return f"^ *(?:{'|'.join(spelled)}) *$"
+
+
+def _scope_rules(enabled: list[str], chain: list[str], names: str | None) -> list[dict[str, Any]]:
+    """What the gateway refuses (`sleuth.stages.scope.refusal`), said in JSON Schema:
+    domains over providers that return no web pages; source names and tags over
+    providers that hold no sources."""
+    infos = {name: registry.get(name).info for name in enabled}
+    pageless = [name for name, info in infos.items() if not info.remote]
+    sourceless = [name for name, info in infos.items() if not info.sources]
+    chain_infos = [registry.get(name).info for name in chain]
+    rules = []
+    if pageless:
+        only_names: dict[str, Any] = (
+            {"type": "array", "items": {"pattern": names}}
+            if names
+            else {"type": "array", "maxItems": 0}
+        )
+        rules.append(
+            {
+                "if": _providers_within(pageless, all(not i.remote for i in chain_infos)),
+                "then": {
+                    "properties": {"domain_filter": {"anyOf": [only_names, {"type": "null"}]}}
+                },
             }
-        },
+        )
+    if sourceless:
+        none: dict[str, Any] = {"anyOf": [{"type": "array", "maxItems": 0}, {"type": "null"}]}
+        only_domains = {"type": "array", "items": {"pattern": DOTTED_PATTERN}}
+        rules.append(
+            {
+                "if": _providers_within(sourceless, not any(i.sources for i in chain_infos)),
+                "then": {
+                    "properties": {
+                        "tags": none,
+                        "domain_filter": {"anyOf": [only_domains, {"type": "null"}]},
+                    }
+                },
+            }
+        )
+    return rules
+
+
+def _providers_within(names: list[str], chain_too: bool) -> dict[str, Any]:
+    """A request whose providers are all of `names` (or, `chain_too`, names none)."""
+    given = {
+        "properties": {"providers": {"type": "array", "items": {"enum": names}}},
+        "required": ["providers"],
     }
+    if not chain_too:
+        return given
+    unnamed = [
+        {"not": {"required": ["providers"]}},
+        {"properties": {"providers": {"type": "null"}}, "required": ["providers"]},
+    ]
+    return {"anyOf": [given, *unnamed]}
 
 
 def _not_null(schema: dict[str, Any]) -> dict[str, Any]:

@@ -12,15 +12,29 @@ published: content, real anchors, API entries), `manpage` (man pages rendered to
 text), `pdf` and `word` (PDF and .docx), `unreadable` (their one error), `sections`
 (cutting at headings, anchors, chunks), `tokenize` (index terms: jieba or trigrams,
 stems, function words), `rows` (a file as the rows stored, run by worker processes),
-`engine` (the tantivy index), `store` (schema, connections, keeping the two in
+`sources` (named sources: folder tag rules, schedules), `engine` (the tantivy index),
+`store` (schema, connections, keeping the two in
 step), `ignore` (.gitignore rules), `index` (incremental indexing), `search`
 (ranking), `passage` (the snippet). Only `index`, `ignore`, `search`, `store` and
 `engine` touch the file system and the databases.
 """
 
 from sleuth.kb.engine import IndexBusy
-from sleuth.kb.index import IndexReport, index_folder
+from sleuth.kb.index import IndexReport, index_folder, index_source, last_indexed, readable_file
 from sleuth.kb.search import document_count, search
+from sleuth.kb.sources import SourceConfig, due_sources
 from sleuth.kb.tokenize import Tokenizer
 
-__all__ = ["IndexBusy", "IndexReport", "Tokenizer", "document_count", "index_folder", "search"]
+__all__ = [
+    "IndexBusy",
+    "IndexReport",
+    "SourceConfig",
+    "Tokenizer",
+    "document_count",
+    "due_sources",
+    "index_folder",
+    "index_source",
+    "last_indexed",
+    "readable_file",
+    "search",
+]

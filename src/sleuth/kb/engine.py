@@ -12,6 +12,11 @@ its text (prose and code), as the terms
 document's ids. It lives in the folder `<database>.tantivy` and is rebuilt from the
 stored text when it is missing or out of step with the database (`store.prepare`).
 
+Each section also carries its document's source name, tags and modified_at (seconds
+since the epoch), indexed for filtering only: a search scoped to sources, tags or a
+date (`Scope`) must match them, and they add nothing to the score, so the engine
+still keeps only the best sections of those that match.
+
 Searching is BM25 per field, summed over the query terms (`TITLE_WEIGHT`,
 `TEXT_WEIGHT`), plus `PHRASE_WEIGHT` for each pair of adjacent query words found next
 to each other in either field. Measured on the development questions, two fields
@@ -44,6 +49,25 @@ _WRITER_HEAP = 64_000_000
 
 
 @dataclass(frozen=True)
+class Tagged:
+    """What a section is filtered on: its document's source, tags and date."""
+
+    source: str = ""
+    tags: tuple[str, ...] = ()
+    modified: int = 0  # seconds since the epoch
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Which sections a search may return: from one of `sources`, carrying one of
+    `tags`, modified at or after `since` (seconds since the epoch); empty: any."""
+
+    sources: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    since: int | None = None
+
+
+@dataclass(frozen=True)
 class Match:
     section_id: int
     doc_id: int
@@ -61,6 +85,10 @@ def _schema() -> Any:
     # Ids as fast (columnar) fields: read for a whole page of hits at once, nothing stored.
     builder.add_integer_field("section", stored=False, indexed=False, fast=True)
     builder.add_integer_field("doc", stored=False, indexed=True, fast=True)
+    # Filters only (no positions): one term each, compared exactly.
+    builder.add_text_field("source", stored=False, tokenizer_name="raw", index_option="basic")
+    builder.add_text_field("tags", stored=False, tokenizer_name="raw", index_option="basic")
+    builder.add_integer_field("modified", stored=False, indexed=True, fast=True)
     return builder.build()
 
 
@@ -143,19 +171,31 @@ class Writer:
             ) from None
 
     def add(
-        self, section_id: int, doc_id: int, page: str, title: str, body: str, code: str
+        self,
+        section_id: int,
+        doc_id: int,
+        page: str,
+        title: str,
+        body: str,
+        code: str,
+        *,
+        scope: Tagged = Tagged(),
     ) -> None:
         """A section: its document's title, its headings, prose and code, each given as
-        space-separated index terms (the first two are its title, the others its text)."""
+        space-separated index terms (the first two are its title, the others its text),
+        and what it is filtered on."""
         self._changed = True
-        self._writer.add_document(
-            tantivy.Document(
-                section=section_id,
-                doc=doc_id,
-                title=f"{page} {title}",
-                text=f"{body} {code}",
-            )
+        document = tantivy.Document(
+            section=section_id,
+            doc=doc_id,
+            title=f"{page} {title}",
+            text=f"{body} {code}",
+            source=scope.source,
+            modified=scope.modified,
         )
+        for tag in scope.tags:
+            document.add_text("tags", tag)
+        self._writer.add_document(document)
 
     def delete_document(self, doc_id: int) -> None:
         self._changed = True
@@ -178,10 +218,14 @@ class Writer:
 
 
 def search(
-    index: Any, terms: Sequence[str], limit: int, pairs: Sequence[tuple[str, str]] = ()
+    index: Any,
+    terms: Sequence[str],
+    limit: int,
+    pairs: Sequence[tuple[str, str]] = (),
+    scope: Scope = Scope(),
 ) -> list[Match]:
-    """The `limit` best sections for the query `terms`, best first; each of `pairs`
-    found as a phrase adds to the score."""
+    """The `limit` best sections for the query `terms` within `scope`, best first; each
+    of `pairs` found as a phrase adds to the score."""
     if not terms or limit <= 0:
         return []
     index.reload()
@@ -192,7 +236,30 @@ def search(
         for name, weight in _FIELDS
     ]
     clauses += _phrases(schema, pairs)
-    return _matches(index.searcher(), tantivy.Query.boolean_query(clauses), limit)
+    query = tantivy.Query.boolean_query(clauses)
+    filters = _filters(schema, scope)
+    if filters:
+        # Must match the filters, which score nothing, and at least one query term.
+        query = tantivy.Query.boolean_query(
+            [(tantivy.Occur.Must, query)]
+            + [(tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0)) for f in filters]
+        )
+    return _matches(index.searcher(), query, limit)
+
+
+def _filters(schema: Any, scope: Scope) -> list[Any]:
+    filters = []
+    if scope.sources:
+        filters.append(tantivy.Query.term_set_query(schema, "source", list(scope.sources)))
+    if scope.tags:
+        filters.append(tantivy.Query.term_set_query(schema, "tags", list(scope.tags)))
+    if scope.since is not None:
+        filters.append(
+            tantivy.Query.range_query(
+                schema, "modified", tantivy.FieldType.Integer, lower_bound=scope.since
+            )
+        )
+    return filters
 
 
 def _phrases(schema: Any, pairs: Sequence[tuple[str, str]]) -> list[tuple[Any, Any]]:

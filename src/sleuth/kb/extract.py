@@ -4,8 +4,10 @@ Markdown (.md, .markdown), plain text (.txt; a rendered man page by `sleuth.kb.m
 HTML (.html, .htm, read by `sleuth.kb.html`: content only, real element ids), PDF
 (.pdf, its text layer, `sleuth.kb.pdf`) and Word (.docx, `sleuth.kb.word`) are
 understood.
-YAML front matter is read for the date (`published_at`, `published` or `date`) and a
-fallback title, and never reaches the text. The text is cut into sections at the
+YAML front matter is read for the date (`published_at`, `published` or `date`), the
+date of the last change (`modified_at`, `modified`, `updated`, `last_modified` or
+`lastmod`; else the file's mtime), the `tags` and a fallback title, and never reaches
+the text. The text is cut into sections at the
 headings (Markdown ATX and setext headings, HTML h1-h6; see `sleuth.kb.sections`);
 a plain-text file is one section. Within a section the blocks (paragraph, list item,
 code block) are separated by a blank line, so passages never run across them.
@@ -33,6 +35,7 @@ from sleuth.kb.html import read_page
 from sleuth.kb.manpage import read_manpage
 from sleuth.kb.pdf import read_pdf
 from sleuth.kb.sections import Code, Heading, Section, join_lines, split_sections
+from sleuth.kb.sources import front_matter_tags
 from sleuth.kb.word import read_docx
 
 Kind = Literal["markdown", "text", "html", "pdf", "docx"]
@@ -50,6 +53,8 @@ KINDS: dict[str, Kind] = {
 BINARY_KINDS: frozenset[Kind] = frozenset({"pdf", "docx"})
 # Front matter keys for the publication date, most specific first.
 _DATE_KEYS = ("published_at", "published", "date")
+# Front matter keys for the date of the last change (Hugo's `lastmod` among them).
+_MODIFIED_KEYS = ("modified_at", "modified", "updated_at", "updated", "last_modified", "lastmod")
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 _BLANK_LINES = re.compile(r"\n\s*\n")
@@ -102,6 +107,8 @@ class Document:
     title: str
     sections: tuple[Section, ...]
     published_at: str
+    modified_at: str = ""
+    tags: tuple[str, ...] = ()
 
     @property
     def body(self) -> str:
@@ -147,11 +154,15 @@ def _document(
     front_title = meta.get("title")
     if not title and isinstance(front_title, str) and front_title.strip():
         title = " ".join(front_title.split())
-    published = _front_matter_date(meta) or datetime.fromtimestamp(mtime, tz=UTC)
+    changed = datetime.fromtimestamp(mtime, tz=UTC)
+    published = _front_matter_date(meta, _DATE_KEYS) or changed
+    modified = _front_matter_date(meta, _MODIFIED_KEYS) or changed
     return Document(
         title=title or path.stem,
         sections=split_sections(items),
         published_at=published.isoformat(timespec="seconds"),
+        modified_at=modified.isoformat(timespec="seconds"),
+        tags=front_matter_tags(meta.get("tags")),
     )
 
 
@@ -169,8 +180,8 @@ def _split_front_matter(text: str) -> tuple[dict[str, object], str]:
     return {str(key): value for key, value in loaded.items()}, rest
 
 
-def _front_matter_date(meta: dict[str, object]) -> datetime | None:
-    for key in _DATE_KEYS:
+def _front_matter_date(meta: dict[str, object], keys: tuple[str, ...]) -> datetime | None:
+    for key in keys:
         value = meta.get(key)
         if isinstance(value, datetime):
             moment = value

@@ -33,11 +33,12 @@ import multiprocessing
 import os
 import sqlite3
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
@@ -46,7 +47,15 @@ from sleuth.kb.engine import IndexBusy
 from sleuth.kb.extract import kind_of
 from sleuth.kb.ignore import GitIgnores
 from sleuth.kb.rows import FileRows, files_rows
-from sleuth.kb.store import connect, prepare
+from sleuth.kb.sources import SourceConfig, merged_tags, rule_tags
+from sleuth.kb.store import (
+    add_stored,
+    connect,
+    prepare,
+    record_source_run,
+    source_runs,
+    timestamp,
+)
 from sleuth.kb.tokenize import TOKENIZERS, Tokenizer
 
 Progress = Callable[[int, int, Path], None]
@@ -94,6 +103,22 @@ class _Known:
     id: int
     sha256: str
     root: str
+    source: str = ""
+    own_tags: str = ""
+    tags: str = ""
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where the files of one run belong: the folder their paths are relative to, the
+    source they are indexed through and its folder rules."""
+
+    root: Path
+    source: str
+    tag_rules: dict[str, Sequence[str]]
+
+    def tags(self, rel_path: str, own: Sequence[str]) -> str:
+        return " ".join(merged_tags(own, rule_tags(rel_path, self.tag_rules)))
 
 
 def index_folder(
@@ -104,37 +129,48 @@ def index_folder(
     progress: Progress | None = None,
     exclude: Sequence[str] = (),
     workers: int | None = 1,
+    source: str = "",
+    tag_rules: Mapping[str, Sequence[str]] | None = None,
 ) -> IndexReport:
-    """Index the Markdown, text, HTML, PDF and Word files under `root` into the
-    database at `db_path`.
+    """Index the Markdown, text, HTML, PDF and Word files under `root` (a folder, or
+    one file) into the database at `db_path`.
+
+    The documents carry `source` (a name from `kb.sources`; '' for none) and the tags
+    of their front matter and of `tag_rules` (glob -> tags, `sleuth.kb.sources`); a
+    file already indexed and unchanged that now has another source or other tags is
+    given them without being read again.
 
     `progress(done, total, path)` is called after each file. With `workers` above 1
     (None: one per CPU, as `sleuth index` does), that many processes parse the files
     once `PARALLEL_FROM` needed parsing; like any multiprocessing pool they import the
     caller's main module, so a script that asks for them keeps its own work under
     `if __name__ == "__main__":`. Raises FileNotFoundError when `root` does not exist,
-    NotADirectoryError when it is not a folder, and IndexBusy, before changing
-    anything, when another indexer is writing to the same database (it holds
+    NotADirectoryError when it is neither a folder nor a file, and IndexBusy, before
+    changing anything, when another indexer is writing to the same database (it holds
     `<database>.lock`).
     """
     if tokenizer not in TOKENIZERS:
         raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, not {tokenizer!r}")
-    root = root.resolve()
-    if not root.exists():
-        raise FileNotFoundError(f"does not exist: {root}")
-    if not root.is_dir():
-        raise NotADirectoryError(f"not a folder: {root}")
-    files = sorted(_walk(root, (*DEFAULT_EXCLUDE, *exclude)))
+    given = root.resolve()
+    if not given.exists():
+        raise FileNotFoundError(f"does not exist: {given}")
+    if given.is_dir():
+        root, files = given, sorted(_walk(given, (*DEFAULT_EXCLUDE, *exclude)))
+    elif readable_file(given):
+        root, files = given.parent, [given]
+    else:
+        raise NotADirectoryError(f"neither a folder nor a file sleuth reads: {given}")
+    place = _Place(root, source, dict(tag_rules or {}))
     db_path.parent.mkdir(parents=True, exist_ok=True)
     counts = dict.fromkeys(("added", "updated", "unchanged", "skipped"), 0)
     not_text: list[str] = []
     with _only_writer(db_path), closing(connect(db_path)) as conn, ExitStack() as stack:
         writer = engine.Writer(prepare(conn, db_path, tokenizer))
-        known = _known_under(conn, root)
+        known = _known_under(conn, given)
         reads = (_read(root, path, known.pop(str(path), None)) for path in files)
         parsed = _parsed(reads, tokenizer, _cpus() if workers is None else workers, stack)
         for done, (read, rows) in enumerate(parsed, start=1):
-            outcome = _store(conn, writer, root, read, rows)
+            outcome = _store(conn, writer, place, read, rows, tokenizer)
             if outcome == "not_text":
                 not_text.append(read.path.relative_to(root).as_posix())
                 if read.known is not None:  # removed below with the files that are gone
@@ -154,6 +190,61 @@ def index_folder(
         _commit(conn, writer)
         writer.close()
     return IndexReport(removed=len(gone), files=len(files), not_text=tuple(not_text), **counts)
+
+
+def index_source(
+    db_path: Path,
+    name: str,
+    source: SourceConfig,
+    *,
+    tokenizer: Tokenizer = "jieba",
+    progress: Progress | None = None,
+    exclude: Sequence[str] = (),
+    workers: int | None = 1,
+    now: datetime | None = None,
+) -> IndexReport:
+    """Index every path of the named source (`index_folder` with its name, folder rules
+    and excludes), then record the run for `due_sources`. Raises FileNotFoundError,
+    before indexing anything, when one of its paths does not exist."""
+    for path in source.paths:
+        if not path.exists():
+            raise FileNotFoundError(f"kb.sources.{name}.paths: {path} does not exist")
+    reports = [
+        index_folder(
+            db_path,
+            path,
+            tokenizer=tokenizer,
+            progress=progress,
+            exclude=[*exclude, *source.exclude],
+            workers=workers,
+            source=name,
+            tag_rules=source.tags,
+        )
+        for path in source.paths
+    ]
+    with closing(connect(db_path)) as conn:
+        record_source_run(conn, name, now or datetime.now(UTC))
+        conn.commit()
+    return IndexReport(
+        **{
+            counted: sum(getattr(report, counted) for report in reports)
+            for counted in ("added", "updated", "unchanged", "removed", "files", "skipped")
+        },
+        not_text=tuple(item for report in reports for item in report.not_text),
+    )
+
+
+def last_indexed(db_path: Path) -> dict[str, datetime]:
+    """When each named source was last indexed (none for a missing knowledge base)."""
+    if not db_path.is_file():
+        return {}
+    with closing(connect(db_path)) as conn:
+        return source_runs(conn)
+
+
+def readable_file(path: Path) -> bool:
+    """Whether `path` is a file of a kind the knowledge base reads (by its suffix)."""
+    return path.is_file() and kind_of(path) is not None
 
 
 def _pool(stack: ExitStack, workers: int) -> ProcessPoolExecutor:
@@ -317,24 +408,27 @@ def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path]:
 
 
 def _known_under(conn: sqlite3.Connection, root: Path) -> dict[str, _Known]:
-    """Indexed documents whose path lies under `root` (a range scan on the path key)."""
+    """Indexed documents whose path lies under `root` (a range scan on the path key),
+    or that are `root` itself."""
     prefix = str(root).rstrip(os.sep) + os.sep
     upper = prefix[:-1] + chr(ord(os.sep) + 1)
     rows = conn.execute(
-        "SELECT path, id, sha256, root FROM documents WHERE path >= ? AND path < ?",
-        (prefix, upper),
+        "SELECT path, id, sha256, root, source, own_tags, tags FROM documents"
+        " WHERE (path >= ? AND path < ?) OR path = ?",
+        (prefix, upper, str(root)),
     )
-    return {path: _Known(id_, sha256, stored_root) for path, id_, sha256, stored_root in rows}
+    return {path: _Known(*rest) for path, *rest in rows}
 
 
 def _store(
     conn: sqlite3.Connection,
     writer: engine.Writer,
-    root: Path,
+    place: _Place,
     read: _Read,
     rows: FileRows | None,
+    tokenizer: Tokenizer,
 ) -> Outcome:
-    path, known = read.path, read.known
+    path, known, root = read.path, read.known, place.root
     rel_path = path.relative_to(root).as_posix()
     if read.outcome == "unchanged" and known is not None:
         if known.root != str(root):  # now indexed from another root: paths are relative to it
@@ -342,11 +436,21 @@ def _store(
                 "UPDATE documents SET root = ?, rel_path = ? WHERE id = ?",
                 (str(root), rel_path, known.id),
             )
+        tags = place.tags(rel_path, known.own_tags.split())
+        if (known.source, known.tags) != (place.source, tags):
+            # Another source or other folder rules: the text is the same, its filters not.
+            conn.execute(
+                "UPDATE documents SET source = ?, tags = ? WHERE id = ?",
+                (place.source, tags, known.id),
+            )
+            writer.delete_document(known.id)
+            add_stored(conn, writer, tokenizer, known.id)
         return "unchanged"
     if read.outcome is not None:
         return read.outcome
     if rows is None:
         return "not_text"
+    tags = place.tags(rel_path, rows.tags)
     values = (
         str(path),
         str(root),
@@ -355,11 +459,15 @@ def _store(
         rows.title,
         rows.published_at,
         read.digest,
+        place.source,
+        " ".join(rows.tags),
+        tags,
+        rows.modified_at,
     )
     if known is None:
         cursor = conn.execute(
-            "INSERT INTO documents (path, root, rel_path, url, title, published_at, sha256)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO documents (path, root, rel_path, url, title, published_at, sha256,"
+            " source, own_tags, tags, modified_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             values,
         )
         doc_id = cursor.lastrowid
@@ -368,11 +476,13 @@ def _store(
         doc_id = known.id
         conn.execute(
             "UPDATE documents SET path = ?, root = ?, rel_path = ?, url = ?, title = ?,"
-            " published_at = ?, sha256 = ? WHERE id = ?",
+            " published_at = ?, sha256 = ?, source = ?, own_tags = ?, tags = ?,"
+            " modified_at = ? WHERE id = ?",
             (*values, doc_id),
         )
         writer.delete_document(doc_id)
         conn.execute("DELETE FROM sections WHERE doc_id = ?", (doc_id,))
+    scope = engine.Tagged(place.source, tuple(tags.split()), timestamp(rows.modified_at))
     for position, row in enumerate(rows.sections):
         cursor = conn.execute(
             "INSERT INTO sections (doc_id, position, heading, anchor, title, body, code)"
@@ -380,5 +490,5 @@ def _store(
             (doc_id, position, row.heading, row.anchor, row.title, row.body, row.code),
         )
         assert cursor.lastrowid is not None  # noqa: S101 - an INSERT sets it
-        writer.add(cursor.lastrowid, doc_id, *row.terms)
+        writer.add(cursor.lastrowid, doc_id, *row.terms, scope=scope)
     return "added" if known is None else "updated"

@@ -39,7 +39,8 @@ def _tags(raw: Any) -> list[str]:
         if text.startswith("["):
             loaded = json.loads(text)
             return [str(tag) for tag in loaded] if isinstance(loaded, list) else []
-        return [tag.strip() for tag in text.split(",") if tag.strip()]
+        # The index keeps them space-separated (`kb.index`); commas are read too.
+        return [tag for tag in re.split(r"[\s,]+", text) if tag]
     return []
 
 
@@ -116,7 +117,7 @@ def list_documents(
             source = record.get("source") or None
             if sources and source not in sources:
                 continue
-            if tags and not set(tags) & set(doc_tags):
+            if tags and not {t.lower() for t in tags} & {t.lower() for t in doc_tags}:
                 continue
             if modified_after is not None and (moment is None or moment < modified_after):
                 continue

@@ -34,6 +34,8 @@ class FileRows:
     title: str
     published_at: str
     sections: tuple[SectionRow, ...]
+    modified_at: str = ""
+    tags: tuple[str, ...] = ()  # its own (front matter), before the source's folder rules
 
 
 def file_rows(path: Path, data: bytes, mtime: float, tokenizer: Tokenizer) -> FileRows | None:
@@ -61,7 +63,7 @@ def file_rows(path: Path, data: bytes, mtime: float, tokenizer: Tokenizer) -> Fi
                     (terms[0], terms[1], terms[2], terms[3]),
                 )
             )
-    return FileRows(doc.title, doc.published_at, tuple(rows))
+    return FileRows(doc.title, doc.published_at, tuple(rows), doc.modified_at, doc.tags)
 
 
 def files_rows(

@@ -10,18 +10,24 @@ fragments, would merge it into the first anyway. Nothing is scored in Python.
 Each result is JSON-ready, as `sleuth.providers.local` documents:
 
     {"url": "file:///…/guide.md#install", "title": "Guide — Install", "snippet": "…",
-     "published_at": "2026-11-02T10:00:00+00:00", "path": "guide.md", "score": 4.21}
+     "published_at": "2026-11-02T10:00:00+00:00", "path": "guide.md", "score": 4.21,
+     "source": "handbook", "tags": ["howto"], "modified_at": "2026-11-20T08:00:00+00:00"}
 
 `url` points at the section (no fragment for text before the first heading);
 `title` is the document title, followed by the section heading when they differ;
 `snippet` comes from the section's text. `score` is positive, higher is better,
-and comparable only within one answer.
+and comparable only within one answer. `source` is the name of the source the file
+was indexed through ('' for none), `tags` its tags, `modified_at` the date of its last
+change. A search may be scoped to sources, tags and a date (`sources`, `tags`,
+`since`): the engine returns only sections that match them.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from contextlib import closing
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +42,19 @@ SECTIONS_PER_RESULT = 5
 MAX_SECTIONS = 2000
 
 
-def search(db_path: Path, query: str, limit: int) -> list[dict[str, Any]]:
+def search(
+    db_path: Path,
+    query: str,
+    limit: int,
+    *,
+    sources: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    since: datetime | None = None,
+) -> list[dict[str, Any]]:
     """The `limit` best documents for `query`, each at its best section; empty when
-    there is no index (of this schema version) yet."""
+    there is no index (of this schema version) yet. With `sources`, only documents of
+    those sources; with `tags`, only those carrying at least one of them; with `since`,
+    only those modified then or later."""
     if limit <= 0 or not query.strip() or not db_path.is_file():
         return []
     with closing(connect(db_path)) as conn:
@@ -47,7 +63,12 @@ def search(db_path: Path, query: str, limit: int) -> list[dict[str, Any]]:
         if tokenizer is None or index is None:
             return []
         prepared = build_query(query, tokenizer)
-        top = _best_per_document(index, prepared, limit)
+        scope = engine.Scope(
+            tuple(name.lower() for name in sources),
+            tuple(tag.lower() for tag in tags),
+            None if since is None else int(since.timestamp()),
+        )
+        top = _best_per_document(index, prepared, limit, scope)
         rows = _sections(conn, [match.section_id for match in top])
     return [
         {
@@ -57,20 +78,25 @@ def search(db_path: Path, query: str, limit: int) -> list[dict[str, Any]]:
             "published_at": published_at,
             "path": rel_path,
             "score": float(f"{match.score:.4g}"),
+            "source": source,
+            "tags": tags.split(),
+            "modified_at": modified_at,
         }
         for match in top
         if match.section_id in rows  # a document removed by a concurrent indexer is skipped
-        for url, title, heading, anchor, body, code, published_at, rel_path in [
-            rows[match.section_id]
-        ]
+        for url, title, heading, anchor, body, code, published_at, rel_path, source, tags, (
+            modified_at
+        ) in [rows[match.section_id]]
     ]
 
 
-def _best_per_document(index: Any, query: Query, limit: int) -> list[engine.Match]:
+def _best_per_document(
+    index: Any, query: Query, limit: int, scope: engine.Scope
+) -> list[engine.Match]:
     """The `limit` best documents, each as its best section, best first."""
     wanted = limit * SECTIONS_PER_RESULT
     while True:
-        matches = engine.search(index, query.terms, wanted, query.pairs)
+        matches = engine.search(index, query.terms, wanted, query.pairs, scope)
         best: dict[int, engine.Match] = {}
         for match in matches:
             best.setdefault(match.doc_id, match)  # best first: the first is the best
@@ -91,11 +117,13 @@ def document_count(db_path: Path) -> int:
 
 
 def _sections(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
-    """url, title, heading, anchor, body, code, published_at, rel_path of each section."""
+    """url, title, heading, anchor, body, code, published_at, rel_path, source, tags,
+    modified_at of each section."""
     marks = ", ".join("?" * len(ids))
     rows = conn.execute(
         "SELECT sections.id, url, documents.title, heading, anchor, body, code, published_at,"
-        " rel_path FROM sections JOIN documents ON documents.id = sections.doc_id"
+        " rel_path, source, tags, modified_at"
+        " FROM sections JOIN documents ON documents.id = sections.doc_id"
         f" WHERE sections.id IN ({marks})",
         ids,
     )

@@ -3,10 +3,14 @@
 Tables:
     meta            key/value: `schema_version`, `tokenizer` (jieba | trigram)
     documents       one row per file, keyed by absolute path: root, path relative to
-                    it, file:// URL, title, published_at, sha256 of its bytes
+                    it, file:// URL, title, published_at, sha256 of its bytes, the
+                    source it was indexed through ('' for none), its own tags (front
+                    matter) and all its tags (with its source's folder rules), space-
+                    separated, and modified_at (front matter, else the file's mtime)
     sections        one row per section (or chunk of a long section) of a document:
                     its position, heading, anchor, headings (its own and those folded
                     into it) as plain text; prose and code compressed (`pack`)
+    source_runs     when each named source was last indexed (for `due_sources`)
 
 The text is stored here once; the full-text index beside the file
 (`sleuth.kb.engine`) holds only terms and ids. Prose and code are deflated (zlib, raw,
@@ -17,7 +21,9 @@ is missing, was built with another tokenizer, or does not hold one entry per sto
 section (an indexer stopped between the two commits).
 
 A database of another schema version (an older sleuth) is dropped and rebuilt empty
-by `prepare`; the indexer then adds every file again. Until then `stored_tokenizer`
+by `prepare`; the indexer then adds every file again. Version 5 (before sources and
+tags) is upgraded in place instead: its documents get no source, no tags, and their
+date as modified_at. Until then `stored_tokenizer`
 reports no index, so a search finds nothing rather than failing.
 
 Callers open one connection per call with `connect()` and close it.
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import sqlite3
 import zlib
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +41,10 @@ from sleuth.kb import engine
 from sleuth.kb.sections import unnumbered
 from sleuth.kb.tokenize import TOKENIZERS, Tokenizer, index_form
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 
-_TABLES = ("sections_fts", "sections", "documents_fts", "documents", "meta")
+_SOURCE_RUNS = "CREATE TABLE source_runs (name TEXT PRIMARY KEY, indexed_at TEXT NOT NULL)"
+_TABLES = ("sections_fts", "sections", "documents_fts", "documents", "source_runs", "meta")
 _SCHEMA = (
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE documents (
@@ -47,7 +55,11 @@ _SCHEMA = (
         url TEXT NOT NULL,
         title TEXT NOT NULL,
         published_at TEXT NOT NULL,
-        sha256 TEXT NOT NULL
+        sha256 TEXT NOT NULL,
+        source TEXT NOT NULL DEFAULT '',
+        own_tags TEXT NOT NULL DEFAULT '',
+        tags TEXT NOT NULL DEFAULT '',
+        modified_at TEXT NOT NULL DEFAULT ''
     )""",
     """CREATE TABLE sections (
         id INTEGER PRIMARY KEY,
@@ -60,6 +72,16 @@ _SCHEMA = (
         code BLOB NOT NULL
     )""",
     "CREATE INDEX sections_by_document ON sections (doc_id, position)",
+    _SOURCE_RUNS,
+)
+# Version 5 to 6: sources, tags and modified_at.
+_UPGRADE_5 = (
+    "ALTER TABLE documents ADD COLUMN source TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE documents ADD COLUMN own_tags TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE documents ADD COLUMN tags TEXT NOT NULL DEFAULT ''",
+    "ALTER TABLE documents ADD COLUMN modified_at TEXT NOT NULL DEFAULT ''",
+    "UPDATE documents SET modified_at = published_at",
+    _SOURCE_RUNS,
 )
 
 
@@ -86,6 +108,10 @@ def prepare(conn: sqlite3.Connection, db_path: Path, tokenizer: Tokenizer) -> An
     """Create the schema (dropping one of another version) and return the full-text
     index, rebuilt from the stored text if it is not in step with it."""
     conn.execute("BEGIN IMMEDIATE")
+    if _meta(conn, "schema_version") == "5":
+        for statement in _UPGRADE_5:
+            conn.execute(statement)
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,))
     if _meta(conn, "schema_version") != SCHEMA_VERSION:
         for table in _TABLES:
             conn.execute(f"DROP TABLE IF EXISTS {table}")
@@ -102,17 +128,56 @@ def prepare(conn: sqlite3.Connection, db_path: Path, tokenizer: Tokenizer) -> An
         return index
     writer = engine.Writer(index)
     writer.clear()
-    rows = conn.execute(
-        "SELECT sections.id, doc_id, documents.title, sections.title, body, code"
-        " FROM sections JOIN documents ON documents.id = sections.doc_id"
-    )
-    for section_id, doc_id, page, title, body, code in rows:
-        texts = (unnumbered(page), unnumbered(title), unpack(body), unpack(code))
-        writer.add(section_id, doc_id, *(index_form(text, tokenizer) for text in texts))
+    add_stored(conn, writer, tokenizer)
     writer.close()
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tokenizer', ?)", (tokenizer,))
     conn.commit()
     return index
+
+
+def add_stored(
+    conn: sqlite3.Connection, writer: engine.Writer, tokenizer: Tokenizer, doc_id: int | None = None
+) -> None:
+    """Add the stored sections (of one document, or all) to the full-text index, with
+    their document's source, tags and date as they are stored now."""
+    where = "" if doc_id is None else " WHERE doc_id = ?"
+    rows = conn.execute(
+        "SELECT sections.id, doc_id, documents.title, sections.title, body, code, source, tags,"
+        " modified_at FROM sections JOIN documents ON documents.id = sections.doc_id" + where,
+        () if doc_id is None else (doc_id,),
+    )
+    for section_id, doc, page, title, body, code, source, tags, modified_at in rows:
+        texts = (unnumbered(page), unnumbered(title), unpack(body), unpack(code))
+        writer.add(
+            section_id,
+            doc,
+            *(index_form(text, tokenizer) for text in texts),
+            scope=engine.Tagged(source, tuple(tags.split()), timestamp(modified_at)),
+        )
+
+
+def timestamp(iso: str) -> int:
+    """Seconds since the epoch of an ISO 8601 time (0 for none, or one unreadable)."""
+    try:
+        moment = datetime.fromisoformat(iso)
+    except ValueError:
+        return 0
+    return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
+
+
+def source_runs(conn: sqlite3.Connection) -> dict[str, datetime]:
+    """When each named source was last indexed."""
+    if stored_tokenizer(conn) is None:
+        return {}
+    rows = conn.execute("SELECT name, indexed_at FROM source_runs")
+    return {name: datetime.fromisoformat(indexed_at) for name, indexed_at in rows}
+
+
+def record_source_run(conn: sqlite3.Connection, name: str, at: datetime) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO source_runs (name, indexed_at) VALUES (?, ?)",
+        (name, at.isoformat(timespec="seconds")),
+    )
 
 
 def pack(text: str) -> bytes:

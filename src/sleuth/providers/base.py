@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from sleuth.contract import TimeRange
@@ -41,6 +42,9 @@ class ProviderInfo:
     #: False for back ends on this machine (the knowledge base): their answers are not
     #: cached, so a re-indexed folder shows at once.
     remote: bool = True
+    #: True for back ends that hold named sources and tagged documents (the knowledge
+    #: base): they take the source names of `domain_filter` and the request's `tags`.
+    sources: bool = False
     #: The endpoint and key variable of `providers.<name>` when sleuth.yaml names neither,
     #: so a new module needs no entry in `sleuth.config` (the older ones keep theirs).
     default_url: str = ""
@@ -62,7 +66,10 @@ class ProviderQuery:
     """The request as a provider receives it, after guard and rewrite.
 
     `time_range` and `domain_filter` are only set when the provider supports them
-    natively; otherwise the gateway filters afterwards and says so.
+    natively; otherwise the gateway filters afterwards and says so. `domain_filter`
+    holds only domains; the source names of the request's `domain_filter` are
+    `sources`, and they and `tags` are set only for providers that hold sources. `now`
+    is the gateway's clock, for a time range a provider turns into a date.
     """
 
     text: str
@@ -71,6 +78,9 @@ class ProviderQuery:
     language: str
     time_range: TimeRange = "any"
     domain_filter: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    now: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,19 @@ cassette records:
 
     {"results": [{"url": "file:///…/guide.md", "title": "…", "snippet": "…",
                   "published_at": "2026-11-02T10:00:00+00:00", "path": "guide.md",
-                  "score": 4.21}]}
+                  "score": 4.21, "source": "handbook", "tags": ["howto"],
+                  "modified_at": "2026-11-20T08:00:00+00:00"}]}
+
+It filters natively: by the source names of `domain_filter` (`sources`), by `tags`,
+and by `time_range` on each document's `modified_at` (its front matter's, else the
+file's mtime), counted back from the gateway's clock. `source`, `tags` and
+`modified_at` reach the result's `fields`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 from sleuth.providers.base import (
@@ -25,12 +32,13 @@ from sleuth.providers.base import (
     expect_object,
 )
 from sleuth.providers.mapping import FieldMapping, apply
+from sleuth.stages.scope import RANGE_SPAN
 
 INFO = ProviderInfo(
     name="local",
     docs_url="https://github.com/quickwit-oss/tantivy-py",
     needs_key=False,
-    time_range=False,
+    time_range=True,
     domain_filter=False,
     language=False,
     # The knowledge base analyses the question itself (stems, function words as phrase
@@ -39,15 +47,20 @@ INFO = ProviderInfo(
     max_results=50,
     text_format="text",
     remote=False,
+    sources=True,
 )
 
 
 def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpRequest:
-    return HttpRequest(
-        method="GET",
-        url=settings.base_url or "kb:search",
-        params={"q": query.text, "limit": str(min(query.max_results, INFO.max_results))},
-    )
+    params = {"q": query.text, "limit": str(min(query.max_results, INFO.max_results))}
+    if query.sources:
+        params["sources"] = ",".join(query.sources)
+    if query.tags:
+        params["tags"] = ",".join(query.tags)
+    span = RANGE_SPAN[query.time_range]
+    if span is not None:
+        params["since"] = ((query.now or datetime.now(UTC)) - span).isoformat(timespec="seconds")
+    return HttpRequest(method="GET", url=settings.base_url or "kb:search", params=params)
 
 
 def parse_response(

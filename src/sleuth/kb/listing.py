@@ -3,10 +3,10 @@ their text: what a workflow's `documents` step reads (a listing, not a ranked se
 every document that meets the conditions, oldest change first, so a run that
 processes "what changed since the last one" misses none).
 
-`modified_at` is the indexed file's modification time (the stored one when the index
-keeps it, else the file's own, read now); `tags` are the index's when it keeps them,
-else the file's front matter `tags:` (read now); `source` is the index's, else
-empty. Reads the SQLite file (and those files) only; never writes.
+`source`, `tags` (front matter and folder rules) and `modified_at` are what the index
+keeps (`kb.index`); a document indexed without a modification time gets its file's,
+read now. Names and tags are compared lower-cased, as the index compares them. Reads
+the SQLite file only; never writes.
 """
 
 from __future__ import annotations
@@ -19,8 +19,6 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from sleuth.kb.store import unpack
 
@@ -42,28 +40,6 @@ def _tags(raw: Any) -> list[str]:
         # The index keeps them space-separated (`kb.index`); commas are read too.
         return [tag for tag in re.split(r"[\s,]+", text) if tag]
     return []
-
-
-_FRONT_MATTER = re.compile(r"\A---\r?\n(.*?)\r?\n---\r?\n", re.DOTALL)
-
-
-def _front_matter_tags(path: str) -> list[str]:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as file:
-            head = file.read(8192)
-    except OSError:
-        return []
-    match = _FRONT_MATTER.match(head)
-    if not match:
-        return []
-    try:
-        meta = yaml.safe_load(match.group(1))
-    except yaml.YAMLError:
-        return []
-    raw = meta.get("tags") if isinstance(meta, dict) else None
-    if isinstance(raw, str):
-        return [tag.strip() for tag in raw.split(",") if tag.strip()]
-    return [str(tag) for tag in raw] if isinstance(raw, list) else []
 
 
 def _modified(stored: Any, path: str) -> datetime | None:
@@ -111,11 +87,9 @@ def list_documents(
                 )
             )
             moment = _modified(record.get("modified_at"), record["path"])
-            doc_tags = (
-                _tags(record.get("tags")) if "tags" in has else _front_matter_tags(record["path"])
-            )
+            doc_tags = _tags(record.get("tags"))
             source = record.get("source") or None
-            if sources and source not in sources:
+            if sources and (source or "").lower() not in {name.lower() for name in sources}:
                 continue
             if tags and not {t.lower() for t in tags} & {t.lower() for t in doc_tags}:
                 continue

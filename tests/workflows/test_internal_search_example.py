@@ -9,6 +9,7 @@ import os
 import shutil
 import time
 from pathlib import Path
+from typing import Any
 
 from sleuth.config import Settings
 from sleuth.gateway import Sleuth
@@ -16,8 +17,10 @@ from sleuth.kb import SourceConfig, index_source
 from sleuth.store import MemoryStore
 from sleuth.tasks import TaskRunner
 from sleuth.workflows.composite import CompositeResponse
+from sleuth.workflows.engine import RunInfo, WorkflowEngine
 from sleuth.workflows.toolbox import ToolBox
 from sleuth.workflows.workflow_book import load_workflow
+from sleuth.workflows.workflow_models import WorkflowDefinition
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "internal_search"
 PRODUCT = "X1 扫地机器人"
@@ -76,3 +79,35 @@ async def test_the_complaints_digest_workflow_files_the_weeks_complaints(tmp_pat
     assert filed and len(filed) == done.run.written
     assert {entry["product"] for entry in filed} == {PRODUCT}
     assert not any("0987" in entry["url"] for entry in filed)
+
+
+async def test_the_seeds_one_line_step_runs_as_a_search_step(tmp_path: Path) -> None:
+    workflow = WorkflowDefinition.model_validate(
+        {
+            "name": "seed_step",
+            "inputs": {"product_name": {"required": True}},
+            "steps": [
+                {
+                    "id": "complaints",
+                    "search": {
+                        "query": "最近一周关于 {{inputs.product_name}} 的客户投诉",
+                        "time_range": "past_week",
+                        "domain_filter": ["support_tickets", "customer_feedback"],
+                    },
+                }
+            ],
+        }
+    )
+    events: list[tuple[str, dict[str, Any]]] = []
+
+    async def record(kind: str, detail: dict[str, Any]) -> None:
+        events.append((kind, detail))
+
+    async with Sleuth(settings(tmp_path), store=MemoryStore()) as sleuth:
+        await WorkflowEngine(sleuth).run(
+            workflow, {"product_name": PRODUCT}, RunInfo("r"), record, base_dir=tmp_path
+        )
+    (output,) = [detail["output"] for kind, detail in events if kind == "step_done"]
+    assert output["query"] == f"最近一周关于 {PRODUCT} 的客户投诉"
+    titles = [item["title"] for item in output["items"]]
+    assert titles and not any("促销" in t or "0987" in t for t in titles)

@@ -53,11 +53,13 @@ def routes(service: Callable[..., Any], caller: Callable[..., Any]) -> APIRouter
         svc: Annotated[Any, Depends(service)],
         who: Annotated[Any, Depends(caller)],
         arguments: Annotated[
-            dict[str, Any],
+            dict[str, Any] | None,
             Body(description="The tool's arguments, as its parameters (GET /v1/tools) say."),
-        ],
+        ] = None,
     ) -> Response:
-        """Call a declared tool with its arguments."""
+        """Call a declared tool with its arguments (no body: no arguments)."""
+        if arguments is None:
+            arguments = {}
         if not isinstance(arguments, dict):  # FastAPI lets some non-objects through
             raise InvalidRequest("body: expected a JSON object of arguments", field="body")
         timeout = svc.settings.serve.search_timeout_s + svc.settings.deadline_s

@@ -46,10 +46,9 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any, Literal
 
 from sleuth.contract import (
@@ -71,10 +70,10 @@ from sleuth.gateway import Sleuth
 from sleuth.observe import call_context
 from sleuth.service_settings import TaskSettings
 from sleuth.store import EventRecord, Store, TaskRecord
-from sleuth.store.base import NewEvent
+from sleuth.task_events import EventWriter, first_of
 from sleuth.workflows.arguments import check_arguments
-from sleuth.workflows.engine import RunInfo, WorkflowEngine
-from sleuth.workflows.schedule import due_slots, latest_slots, slot_key, window
+from sleuth.workflows.engine import WorkflowEngine
+from sleuth.workflows.runs import Schedules, run_info, run_request
 from sleuth.workflows.workflow_models import WorkflowDefinition
 
 __all__ = ["DEFAULT_TENANT", "TaskRunner", "task_from_record"]
@@ -124,77 +123,6 @@ def task_from_record(record: TaskRecord, events: list[EventRecord] | None = None
         finished_at=_utc(record.finished_at),
         attempts=record.attempts,
     )
-
-
-async def _first_of(*waits: Coroutine[Any, Any, Any], timeout_s: float) -> None:
-    """Return when the first of `waits` is done (or after `timeout_s`); cancel the rest."""
-    tasks = [asyncio.ensure_future(wait) for wait in waits]
-    try:
-        await asyncio.wait(tasks, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-
-class _EventWriter:
-    """Appends a task's events to the store in the order they were emitted.
-
-    `emit` is synchronous (the gateway's progress hook runs inside the search); one
-    background task drains the queue, so `seq` follows emission order. It writes as
-    soon as an event is queued, and everything queued by then in one `append_events`:
-    events emitted while a write is in flight go together in the next one, so a
-    follower waits at most one write for an event and a burst costs one round trip.
-    """
-
-    def __init__(self, store: Store, task_id: str, clock: Callable[[], float]) -> None:
-        self._store = store
-        self._task_id = task_id
-        self._clock = clock
-        self._queue: asyncio.Queue[NewEvent | asyncio.Future[None] | None] = asyncio.Queue()
-        self._drain = asyncio.create_task(self._write())
-
-    def emit(self, kind: str, detail: dict[str, Any]) -> None:
-        self._queue.put_nowait((kind, detail, self._clock()))
-
-    async def flush(self) -> None:
-        """Return once every event emitted so far is stored (a workflow's checkpoint)."""
-        marker: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._queue.put_nowait(marker)
-        await marker
-
-    async def _write(self) -> None:
-        closed = False
-        while not closed:
-            batch: list[NewEvent] = []
-            flushed: list[asyncio.Future[None]] = []
-            item = await self._queue.get()
-            while True:
-                if item is None:  # `close` queues None after the last event
-                    closed = True
-                    break
-                if isinstance(item, asyncio.Future):
-                    flushed.append(item)
-                else:
-                    batch.append(item)
-                if self._queue.empty():
-                    break
-                item = self._queue.get_nowait()
-            if batch:
-                try:
-                    await self._store.append_events(self._task_id, batch)
-                except Exception:  # progress is informative; losing some never fails the task
-                    kinds = ", ".join(kind for kind, _, _ in batch)
-                    log.exception(
-                        "events (%s) of task %s could not be stored", kinds, self._task_id
-                    )
-            for marker in flushed:
-                if not marker.done():
-                    marker.set_result(None)
-
-    async def close(self) -> None:
-        self._queue.put_nowait(None)
-        await self._drain
 
 
 @dataclass
@@ -247,8 +175,7 @@ class TaskRunner:
         self._running: dict[str, _Running] = {}
         self._loops: list[asyncio.Task[None]] = []
         self._stopping = asyncio.Event()
-        #: Per scheduled workflow, the time up to which its slots were submitted.
-        self._scheduled_through: dict[str, datetime] = {}
+        self._schedules = Schedules()
 
     # --- submitting and reading ------------------------------------------------------
 
@@ -306,18 +233,8 @@ class TaskRunner:
         a run under way."""
         values = check_arguments(workflow.inputs, inputs or {})
         await self._room_in_queue()
-        since, until = (
-            window(workflow.schedule, slot) if slot and workflow.schedule else (None, None)
-        )
         now = self._clock()
-        request = {
-            "workflow": workflow.model_dump(mode="json", exclude_none=True),
-            "inputs": values,
-            "slot": slot.isoformat() if slot else None,
-            "since": since.isoformat() if since else None,
-            "until": until.isoformat() if until else None,
-            "base_dir": base_dir,
-        }
+        request = run_request(workflow, values, slot=slot, base_dir=base_dir)
         record, created = await self.store.create_task(
             TaskRecord(
                 task_id=f"task_{uuid.uuid4().hex}",
@@ -352,33 +269,24 @@ class TaskRunner:
         now = datetime.fromtimestamp(self._clock(), UTC)
         made: list[Task] = []
         folder = self.sleuth.settings.workflows_dir
-        for name, workflow in self.sleuth.workflows.current().items():
-            if workflow.schedule is None:
-                continue
-            through = self._scheduled_through.get(name)
-            if through is None:
-                oldest = now - timedelta(seconds=self.settings.retention_s)
-                slots = latest_slots(
-                    workflow.schedule, now=now, count=workflow.catch_up, not_before=oldest
-                )
-            else:
-                slots = due_slots(workflow.schedule, after=through, now=now)
-            self._scheduled_through[name] = now
-            for slot in slots:
-                try:
-                    task, created = await self.submit_workflow(
-                        workflow,
-                        idempotency_key=slot_key(name, slot),
-                        slot=slot,
-                        base_dir=str(folder) if folder else None,
-                    )
-                except SearchError as exc:
-                    # Looked at again next time from this slot on: none is skipped.
-                    log.warning("workflow %s slot %s not submitted: %s", name, slot, exc.message)
-                    self._scheduled_through[name] = slot - timedelta(microseconds=1)
-                    break
-                if created:
-                    made.append(task)
+
+        async def submit(workflow: WorkflowDefinition, slot: datetime, key: str) -> bool:
+            task, created = await self.submit_workflow(
+                workflow,
+                idempotency_key=key,
+                slot=slot,
+                base_dir=str(folder) if folder else None,
+            )
+            if created:
+                made.append(task)
+            return created
+
+        await self._schedules.submit_due(
+            self.sleuth.workflows.current().values(),
+            now,
+            oldest=now - timedelta(seconds=self.settings.retention_s),
+            submit=submit,
+        )
         return made
 
     async def get(self, task_id: str, tenant: str = DEFAULT_TENANT, *, events: bool = True) -> Task:
@@ -436,7 +344,7 @@ class TaskRunner:
                     return
                 # Woken at once by this process's workers, or by the store when another
                 # process appends (Redis); otherwise after poll_s.
-                await _first_of(
+                await first_of(
                     changed.wait(),
                     self.store.wait_task_events(task_id, seen, self.settings.poll_s),
                     timeout_s=self.settings.poll_s,
@@ -537,7 +445,7 @@ class TaskRunner:
         if self._stopping.is_set():  # claimed just as the stop began: leave it to the next
             await self.store.release_task(record.task_id, self.worker_id, self._clock())
             return
-        events = _EventWriter(self.store, record.task_id, self._clock)
+        events = EventWriter(self.store, record.task_id, self._clock)
         try:
             if record.attempts > self.settings.max_attempts:
                 error = TaskAbandoned(
@@ -589,7 +497,7 @@ class TaskRunner:
             self._notify(record.task_id)
 
     async def _search(
-        self, record: TaskRecord, events: _EventWriter
+        self, record: TaskRecord, events: EventWriter
     ) -> SearchResponse | WorkflowRun:
         return await self.sleuth.search(
             record.request,
@@ -599,7 +507,7 @@ class TaskRunner:
         )
 
     async def _run_workflow(
-        self, record: TaskRecord, events: _EventWriter
+        self, record: TaskRecord, events: EventWriter
     ) -> SearchResponse | WorkflowRun:
         """Run (or resume, from its earlier attempts' checkpoints) a workflow task."""
         request = record.request
@@ -609,29 +517,23 @@ class TaskRunner:
             (event.kind, event.detail) for event in await self.store.task_events(record.task_id)
         ]
 
-        def moment(key: str) -> datetime | None:
-            text = request.get(key)
-            return datetime.fromisoformat(text) if isinstance(text, str) else None
-
         async def checkpoint(kind: str, detail: dict[str, Any]) -> None:
             events.emit(kind, detail)
             self._notify(record.task_id)
             await events.flush()
 
-        base_dir = request.get("base_dir")
+        info, base_dir = run_info(record.task_id, request)
         return await WorkflowEngine(self.sleuth).run(
             workflow,
             request.get("inputs") or {},
-            RunInfo(record.task_id, moment("slot"), moment("since"), moment("until")),
+            info,
             checkpoint,
             earlier=earlier,
-            base_dir=Path(base_dir) if isinstance(base_dir, str) else None,
+            base_dir=base_dir,
             attempt=record.attempts,
         )
 
-    def _progress(
-        self, events: _EventWriter, task_id: str
-    ) -> Callable[[str, dict[str, Any]], None]:
+    def _progress(self, events: EventWriter, task_id: str) -> Callable[[str, dict[str, Any]], None]:
         def emit(kind: str, detail: dict[str, Any]) -> None:
             events.emit(kind, detail)
             self._notify(task_id)
@@ -641,7 +543,7 @@ class TaskRunner:
     async def _finish(
         self,
         record: TaskRecord,
-        events: _EventWriter,
+        events: EventWriter,
         *,
         response: SearchResponse | WorkflowRun | None = None,
         error: ErrorInfo | None = None,

@@ -109,3 +109,21 @@ async def test_the_seeds_one_line_step_runs_as_a_search_step(tmp_path: Path) -> 
     assert output["query"] == f"最近一周关于 {PRODUCT} 的客户投诉"
     titles = [item["title"] for item in output["items"]]
     assert titles and not any("促销" in t or "0987" in t for t in titles)
+
+
+async def test_the_product_health_composite_answers_per_source_and_overall(
+    tmp_path: Path,
+) -> None:
+    async with Sleuth(settings(tmp_path), store=MemoryStore()) as sleuth:
+        answer = await ToolBox(sleuth).call("product_health", {"product_name": PRODUCT})
+
+    assert isinstance(answer, CompositeResponse)
+    parts = {part.name: part for part in answer.parts}
+    assert {name: part.status for name, part in parts.items()} == {
+        "complaints": "ok",
+        "feedback": "ok",
+        "campaigns": "ok",
+    }
+    assert all("用户反馈" in item.title for item in parts["feedback"].results)
+    assert [item.title for item in parts["campaigns"].results] == ["X1 扫地机器人双十二促销方案"]
+    assert answer.failed == [] and 0 < answer.confidence <= 1

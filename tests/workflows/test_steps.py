@@ -51,3 +51,8 @@ def test_filter_keeps_items_meeting_every_condition() -> None:
         [Condition(field="tags", one_of=["hr", "news"]), Condition(field="lang", equals="en")],
     ) == [items[0], items[1]]
     assert keep(items, [Condition(field="title", matches=r"^Team")]) == [items[1]]
+
+
+def test_a_pattern_without_groups_gives_its_whole_match() -> None:
+    fields = {"year": FieldPattern(pattern=r"20\d\d")}
+    assert extract_fields("修订于 2026 年", fields) == {"year": "2026"}

@@ -30,7 +30,7 @@ def extract_fields(text: str, fields: Mapping[str, FieldPattern]) -> dict[str, s
     found: dict[str, str | None] = {}
     for name, spec in fields.items():
         match = spec.compiled().search(text)
-        value = match.group(spec.group) if match else None
+        value = match.group(spec.chosen_group()) if match else None
         found[name] = value.strip() if isinstance(value, str) and value.strip() else None
     return found
 

@@ -29,6 +29,7 @@ from typing import Any, Literal
 from croniter import croniter
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from sleuth.workflows.template import placeholders
 from sleuth.workflows.tool_models import TOOL_NAME_PATTERN, ParameterSpec, SearchTemplate
 
 __all__ = [
@@ -87,7 +88,11 @@ class FieldPattern(_Strict):
     """One field to extract: the first match of `pattern`, its `group`."""
 
     pattern: str
-    group: int | str = Field(1, description="Group number or name; 0: the whole match.")
+    group: int | str | None = Field(
+        None,
+        description="Group number or name; 0: the whole match. Default: the first group, "
+        "or the whole match for a pattern without groups.",
+    )
     flags: list[Literal["ignorecase", "multiline", "dotall"]] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -103,6 +108,11 @@ class FieldPattern(_Strict):
         if isinstance(self.group, str) and self.group not in compiled.groupindex:
             raise ValueError(f"pattern {self.pattern!r} has no group named {self.group!r}")
         return self
+
+    def chosen_group(self) -> int | str:
+        if self.group is not None:
+            return self.group
+        return 1 if self.compiled().groups else 0
 
     def compiled(self) -> re.Pattern[str]:
         flags = 0
@@ -264,3 +274,81 @@ class WorkflowDefinition(_Strict):
 
         walk(self.steps)
         return self
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> WorkflowDefinition:
+        """Every `{{name...}}` and every `over:` names what exists before it: an input
+        declared, `run`, an earlier step, and inside a for_each `item` and its earlier
+        sub-steps. A typo is said when the file is read, not found as an empty field."""
+        _check_steps(self.steps, set(self.inputs), set(), inside=False)
+        return self
+
+
+_RUN_FIELDS = frozenset({"id", "slot", "since", "until"})
+
+
+def _templates(step: StepSpec) -> list[tuple[str, str]]:
+    """(where, template) of every templated string of one step (not its sub-steps)."""
+    found: list[tuple[str, str]] = []
+
+    def collect(where: str, value: Any) -> None:
+        if isinstance(value, str):
+            found.append((where, value))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                collect(f"{where}.{key}", item)
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                collect(f"{where}.{index}", item)
+
+    collect("arguments", step.arguments)
+    if step.search is not None:
+        collect("search.query", step.search.query)
+    if step.documents is not None:
+        collect("documents.modified_after", step.documents.modified_after)
+        collect("documents.modified_before", step.documents.modified_before)
+    if step.extract is not None:
+        collect("extract.text", step.extract.text)
+    if step.summarise is not None:
+        collect("summarise.text", step.summarise.text)
+    if step.sink is not None:
+        collect("sink.record", step.sink.record)
+    if step.for_each is not None:
+        collect("for_each.key", step.for_each.key)
+    return found
+
+
+def _check_steps(
+    steps: list[StepSpec], inputs: set[str], earlier: set[str], *, inside: bool
+) -> None:
+    known = set(earlier)
+    for step in steps:
+        over = step.for_each.over if step.for_each else step.filter.over if step.filter else None
+        if over is not None and over not in known:
+            raise ValueError(
+                f"step {step.id!r}: over {over!r} is no earlier step; "
+                f"earlier: {', '.join(sorted(known)) or '(none)'}"
+            )
+        scopes = {"inputs", "run", *known} | ({"item"} if inside or step.for_each else set())
+        for where, template in _templates(step):
+            for name in placeholders(template):
+                head, _, rest = name.partition(".")
+                field = rest.partition(".")[0]
+                if head not in scopes:
+                    raise ValueError(
+                        f"step {step.id!r} {where}: {{{{{name}}}}} names nothing; allowed: "
+                        f"{', '.join(sorted(scopes))}"
+                    )
+                if head == "inputs" and field not in inputs:
+                    raise ValueError(
+                        f"step {step.id!r} {where}: no input {field!r}; inputs: "
+                        f"{', '.join(sorted(inputs)) or '(none)'}"
+                    )
+                if head == "run" and field not in _RUN_FIELDS:
+                    raise ValueError(
+                        f"step {step.id!r} {where}: run has no {field!r}; allowed: "
+                        f"{', '.join(sorted(_RUN_FIELDS))}"
+                    )
+        if step.for_each is not None:
+            _check_steps(step.for_each.steps, inputs, known, inside=True)
+        known.add(step.id)

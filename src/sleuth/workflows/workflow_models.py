@@ -193,6 +193,13 @@ class SinkSpec(_Strict):
         missing = [name for name in self.key if name not in self.record]
         if missing:
             raise ValueError(f"key names fields the record lacks: {', '.join(missing)}")
+        if self.sqlite is not None:
+            bad = [name for name in self.record if not re.fullmatch(_ID, name)]
+            if bad:
+                raise ValueError(
+                    f"record fields of a SQLite sink are its columns, so identifiers: "
+                    f"{', '.join(bad)}"
+                )
         return self
 
 

@@ -97,6 +97,18 @@ def test_a_well_formed_workflow_loads(tmp_path: Path) -> None:
             {"id": "s", "sink": {"jsonl": "a", "key": ["b"], "record": {"a": "x"}}},
             "key names fields the record lacks: b",
         ),
+        (
+            {
+                "id": "s",
+                "sink": {
+                    "sqlite": "a",
+                    "table": "t",
+                    "key": ["a"],
+                    "record": {"a": "x", "b c": "y"},
+                },
+            },
+            "so identifiers: b c",
+        ),
     ],
 )
 def test_a_mistake_is_named_with_what_is_allowed(

@@ -187,7 +187,7 @@ class Sleuth:
         self.rules = RuleBook.from_settings(self.settings.rules)
         #: The declared tools (`tools:`, `tools_dir`), re-read when a file changes;
         #: run by `sleuth.workflows.toolbox.ToolBox`.
-        self.tools = ToolBook(self.settings.tools, self.settings.tools_dir)
+        self.tools = ToolBook(self.settings.tools, self.settings.tools_dir, validate=self.validate)
         #: The workflows of `workflows_dir` (run by `sleuth.tasks.TaskRunner`).
         self.workflows = WorkflowBook(self.settings.workflows_dir)
         #: Each provider's recent latencies, from which hedge delays are learned.

@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 
 from sleuth.errors import ConfigError
+from sleuth.gateway import Sleuth
+from sleuth.testing import memory_settings
 from sleuth.workflows.tool_book import ToolBook, load_tool_file, tools_from_data
 
 
@@ -110,3 +112,14 @@ def test_a_file_holds_one_tool_a_list_or_a_tools_key(tmp_path: Path) -> None:
     assert [t.name for t in load_tool_file(one)] == ["a"]
     assert [t.name for t in load_tool_file(many)] == ["b", "c"]
     assert sorted(ToolBook(folder=tmp_path).current()) == ["a", "b", "c"]
+
+
+def test_a_search_this_deployment_cannot_serve_is_said_when_the_tools_are_read() -> None:
+    typo = tools_from_data(tool(search={"query": "{{product_name}}", "providers": ["locl"]}), "t")
+    with pytest.raises(ConfigError, match=r"tools\[internal_search\]\.search: providers: .*'locl'"):
+        Sleuth(memory_settings(tools=typo))
+    unserved = tools_from_data(
+        tool(search={"query": "{{product_name}}", "projection": ["title", "domain"]}), "t"
+    )
+    with pytest.raises(ConfigError, match=r"include: domain not available here; allowed: url"):
+        Sleuth(memory_settings(tools=unserved))

@@ -204,7 +204,7 @@ async def test_unknown_tools_and_bad_arguments_are_the_callers_errors(backends: 
     assert bad.value.field == "year" and bad.value.allowed == ["company"]
 
 
-def test_the_declared_tools_are_listed_in_every_form() -> None:
+def test_the_declared_tools_are_listed_in_every_form(backends: None) -> None:
     sleuth = sleuth_with(Cassette())
     (intel, registry) = ToolBox(sleuth).definitions()
     assert intel["mcp"]["name"] == "company_intel_search"

@@ -18,14 +18,16 @@ non-composite tool.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
-from sleuth.errors import ConfigError
-from sleuth.workflows.tool_models import ToolDefinition
+from sleuth.contract import SearchRequest
+from sleuth.errors import ConfigError, SearchError
+from sleuth.workflows.tool_models import SearchTemplate, ToolDefinition
+from sleuth.workflows.tool_request import request_for
 from sleuth.yaml_file import read_yaml
 
 __all__ = ["RESERVED_NAMES", "ToolBook", "load_tool_file", "tools_from_data"]
@@ -114,12 +116,33 @@ def _checked(tools: Iterable[ToolDefinition]) -> dict[str, ToolDefinition]:
     return by_name
 
 
+def _served(tools: dict[str, ToolDefinition], validate: Callable[[SearchRequest], object]) -> None:
+    """Each search of the set through `validate`, its parameters filled with a stand-in."""
+    for tool in tools.values():
+        templates: list[tuple[str, SearchTemplate | None]] = [("search", tool.search)]
+        templates += [(f"parts[{part.name}].search", part.search) for part in tool.parts or []]
+        for where, template in templates:
+            if template is None:
+                continue
+            try:
+                validate(request_for(template, lambda name: "probe"))
+            except SearchError as exc:
+                raise ConfigError(f"tools[{tool.name}].{where}: {exc.message}") from None
+
+
 class ToolBook:
     """The declared tools, re-read when a file in `folder` changes."""
 
-    def __init__(self, defined: Sequence[ToolDefinition] = (), folder: Path | None = None) -> None:
+    def __init__(
+        self,
+        defined: Sequence[ToolDefinition] = (),
+        folder: Path | None = None,
+        *,
+        validate: Callable[[SearchRequest], object] | None = None,
+    ) -> None:
         self.defined = list(defined)
         self.folder = folder
+        self.validate = validate
         if folder is not None and not folder.is_dir():
             raise ConfigError(f"tools_dir: {folder} is not a folder")
         self._stamp_seen = self._stamp()
@@ -156,7 +179,10 @@ class ToolBook:
         tools = list(self.defined)
         for path in self._files():
             tools += load_tool_file(path)
-        return _checked(tools)
+        checked = _checked(tools)
+        if self.validate is not None:
+            _served(checked, self.validate)
+        return checked
 
     def _stamp(self) -> _Stamp:
         stamps = []

@@ -62,6 +62,7 @@ bench: install
 	$(BIN)/python bench/http_service.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/wire_limits.py
+	$(BIN)/python bench/workflows.py
 
 # Re-record each web provider's cassette with real keys (BRAVE_API_KEY, GOOGLE_API_KEY
 # with SLEUTH_PROVIDERS__GOOGLE__OPTIONS__CX, SERPAPI_API_KEY, TAVILY_API_KEY, EXA_API_KEY;

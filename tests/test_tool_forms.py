@@ -1,7 +1,8 @@
 """The tool definitions `/v1/tools` serves, checked by the vendors' own packages: the
 OpenAI Chat Completions and Responses forms (plain and strict) against the `openai`
 package's parameter types and its strict-schema helper, the Anthropic form against
-`ToolParam` and the `anthropic` package's strict transform."""
+`ToolParam` and the `anthropic` package's strict transform; a declared tool (typed
+parameters with an enum, bounds and a default) is checked with the built-in ones."""
 
 from __future__ import annotations
 
@@ -20,8 +21,23 @@ from pydantic import TypeAdapter
 from sleuth.contract import SearchRequest
 from sleuth.gateway import parse_request
 from sleuth.tools import TOOLS, tool_definitions
+from sleuth.workflows.arguments import check_arguments
+from sleuth.workflows.tool_forms import forms
+from sleuth.workflows.tool_models import ToolDefinition
 
-ALL = tool_definitions()["all"]
+DECLARED = ToolDefinition.model_validate(
+    {
+        "name": "internal_search",
+        "description": "Customer complaints about a product in the last week",
+        "parameters": {
+            "product_name": {"type": "string", "required": True, "description": "The product"},
+            "channel": {"type": "string", "enum": ["tickets", "feedback"], "default": "tickets"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5},
+        },
+        "search": {"query": "最近一周关于 {{product_name}} 的客户投诉 {{channel}}"},
+    }
+)
+ALL = tool_definitions(declared=[forms(DECLARED)])["all"]
 
 
 def keys_of(typed_dict: Any) -> set[str]:
@@ -74,7 +90,7 @@ def test_responses_forms_are_responses_function_tool_params(form: str) -> None:
         TypeAdapter(FunctionToolParam).validate_python(tool)
         assert set(tool) == {"type", "name", "description", "parameters", "strict"}
         assert tool["strict"] is form.endswith("_strict")
-    assert [tool["name"] for tool in ALL[form]] == [spec.name for spec in TOOLS]
+    assert [tool["name"] for tool in ALL[form]] == [*(spec.name for spec in TOOLS), DECLARED.name]
 
 
 @pytest.mark.parametrize("form", ["openai_strict", "openai_responses_strict"])
@@ -122,3 +138,16 @@ def test_the_served_include_fields_reach_every_form() -> None:
         tool = served[form]
         params = tool["parameters"] if "parameters" in tool else tool["function"]["parameters"]
         assert params["properties"]["include"]["items"]["enum"] == ["url"]
+
+
+def test_a_strict_call_of_a_declared_tool_sends_nulls_that_mean_the_defaults() -> None:
+    schema = forms(DECLARED)["openai_strict"]["function"]["parameters"]
+    props = schema["properties"]
+    assert props["limit"]["type"] == ["integer", "null"]
+    assert None in props["channel"]["enum"]
+    call = dict.fromkeys(props) | {"product_name": "X1"}
+    assert check_arguments(DECLARED.parameters, call) == {
+        "product_name": "X1",
+        "channel": "tickets",
+        "limit": 5,
+    }

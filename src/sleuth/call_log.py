@@ -40,7 +40,9 @@ __all__ = [
     "search_status",
 ]
 
-ToolName = Literal["web_search", "http_search", "task", "cli", "library"]
+ToolName = Literal[
+    "web_search", "http_search", "http_tool", "mcp_tool", "workflow", "task", "cli", "library"
+]
 SearchStatus = Literal["ok", "degraded", "failed", "cached"]
 
 
@@ -88,6 +90,9 @@ class CallRecord:
     error: BaseException | None = None
     #: `source_trust_score` of the returned results before projection (which may drop it).
     trust: Sequence[float] | None = None
+    #: The declared tool and the workflow the search ran for (`observe.call_context`).
+    tool: str | None = None
+    workflow: str | None = None
 
     @property
     def status(self) -> SearchStatus:
@@ -134,6 +139,8 @@ def call_event(
         "task_id": record.task_id,
         "tenant": record.tenant,
         "tool_name": record.tool_name,
+        "tool": record.tool,
+        "workflow": record.workflow,
         "query_hash": query_hash(record.query) if record.query is not None else None,
     }
     if raw_query:

@@ -66,6 +66,7 @@ from sleuth.stages.verify.trust import TrustSettings
 from sleuth.store import CacheSettings, StoreSettings
 from sleuth.transport import read_cassette
 from sleuth.usage.settings import AuditSettings, UsageSettings
+from sleuth.workflows.tool_models import ToolDefinition
 from sleuth.yaml_file import read_yaml
 
 log = logging.getLogger(__name__)
@@ -218,6 +219,20 @@ class Settings(BaseSettings):
         "`providers.<name>` takes it (an entry under `providers:` wins key by key).",
     )
     kb: KnowledgeBaseConfig = Field(default_factory=KnowledgeBaseConfig)
+    tools: list[ToolDefinition] = Field(
+        default_factory=list,
+        description="Declared tools: a templated search or a composite (docs/tools.md).",
+    )
+    tools_dir: Path | None = Field(
+        None,
+        description="Folder of *.yaml declared tools, re-read when a file changes "
+        "(a broken edit keeps the last good set).",
+    )
+    workflows_dir: Path | None = Field(
+        None,
+        description="Folder of *.yaml workflows served at /v1/workflows/{name}/runs and "
+        "run on their schedules by the task workers (docs/workflows.md).",
+    )
     guard: GuardSettings = Field(default_factory=GuardSettings)
     rewrite: RewriteSettings = Field(default_factory=RewriteSettings)
     clean: CleanSettings = Field(default_factory=CleanSettings)

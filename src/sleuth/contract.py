@@ -397,6 +397,41 @@ class TaskEvent(BaseModel):
     detail: dict[str, Any] = Field(default_factory=dict)
 
 
+class StepReport(BaseModel):
+    model_config = ConfigDict(extra="forbid", title="WorkflowStepReport")
+
+    id: str
+    kind: str
+    items: int | None = Field(None, description="Items the step produced or went through.")
+    written: int | None = Field(None, description="Records written (sinks, for_each).")
+    failed: int | None = Field(None, description="for_each items that failed.")
+    resumed: bool = Field(False, description="Taken from an earlier attempt's checkpoint.")
+
+
+class FailedItem(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, title="WorkflowFailedItem")
+
+    step: str
+    key: str
+    code: str
+    reason: str
+
+
+class WorkflowRun(BaseModel):
+    """What a workflow run did (a workflow task's `run`)."""
+
+    model_config = ConfigDict(extra="forbid", title="WorkflowRun")
+
+    workflow: str
+    slot: datetime | None = Field(None, description="The schedule slot, for a scheduled run.")
+    since: datetime | None = None
+    until: datetime | None = None
+    steps: list[StepReport] = Field(default_factory=list)
+    written: int = Field(0, description="Records written by every sink, this run.")
+    failed: list[FailedItem] = Field(default_factory=list)
+    attempt: int = Field(1, description="Which attempt finished it (above 1 after a crash).")
+
+
 class Task(BaseModel):
     """An asynchronous search: submitted, run by a worker, finished with a result or an
     error. Pending and running tasks always reach success or failed."""
@@ -414,6 +449,10 @@ class Task(BaseModel):
     finished_at: datetime | None = None
     attempts: int = Field(
         0, ge=0, description="How many times a worker took it (more than 1 after a crash)."
+    )
+    workflow: str | None = Field(None, description="For a workflow run: the workflow's name.")
+    run: WorkflowRun | None = Field(
+        None, description="For a workflow run that succeeded: what it did (`result` is null)."
     )
 
 

@@ -12,6 +12,8 @@
     │   ├── TooManyConnections       serve.limits.max_connections held, none of them slow (503)
     │   ├── TooManyRequests          a key's rate limit, or the task queue is full
     │   ├── TaskNotFound             no such task for this tenant (another's looks the same)
+    │   ├── ToolNotFound             no declared tool of that name (names those there are)
+    │   ├── WorkflowNotFound         no workflow of that name in workflows_dir (names them)
     │   ├── TaskCancelled            the task was cancelled before it finished
     │   ├── SearchTimeout            a synchronous search outran the service's limit
     │   ├── BudgetExceeded           the tenant's budget for the day or month is spent
@@ -172,6 +174,22 @@ class TooManyRequests(ServiceError):
 
 class TaskNotFound(ServiceError):
     code = "task_not_found"
+    category = "non_recoverable"
+    status_hint = 404
+
+
+class ToolNotFound(ServiceError):
+    """No declared tool of the name asked for; `allowed` lists those there are."""
+
+    code = "tool_not_found"
+    category = "non_recoverable"
+    status_hint = 404
+
+
+class WorkflowNotFound(ServiceError):
+    """No workflow of that name in `workflows_dir`; `allowed` lists those there are."""
+
+    code = "workflow_not_found"
     category = "non_recoverable"
     status_hint = 404
 

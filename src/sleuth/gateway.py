@@ -105,6 +105,8 @@ from sleuth.transport import (
     Transport,
 )
 from sleuth.usage import Finished, Ledger
+from sleuth.workflows.tool_book import ToolBook
+from sleuth.workflows.workflow_book import WorkflowBook
 
 log = logging.getLogger(__name__)
 
@@ -193,6 +195,11 @@ class Sleuth:
         self.mappings = MappingFiles(self.settings.mappings_dir)
         #: The error rules, re-read when their file changes.
         self.rules = RuleBook.from_settings(self.settings.rules)
+        #: The declared tools (`tools:`, `tools_dir`), re-read when a file changes;
+        #: run by `sleuth.workflows.toolbox.ToolBox`.
+        self.tools = ToolBook(self.settings.tools, self.settings.tools_dir, validate=self.validate)
+        #: The workflows of `workflows_dir` (run by `sleuth.tasks.TaskRunner`).
+        self.workflows = WorkflowBook(self.settings.workflows_dir)
         #: Each provider's recent latencies, from which hedge delays are learned.
         self.latency = LatencyTracker(window=self.settings.hedge.window)
         #: Click-through prior per registrable domain (0..1), fed by feedback; empty until then.

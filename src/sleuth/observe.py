@@ -11,7 +11,9 @@
 
 The tenant and the tool that asked reach the gateway through context variables, so
 the core's signature does not grow adapter arguments; tasks created inside a
-`call_context` inherit it (asyncio copies the context into each new task).
+`call_context` inherit it (asyncio copies the context into each new task). The
+declared tool and the workflow a search runs for (`call_context(tool=...,
+workflow=...)`, set by `sleuth.workflows`) reach the record's `tool` and `workflow`.
 
 The call log never holds the raw query unless `observe.log_raw_query` says so: it
 holds `query_hash`, the SHA-256 of the normalised query (NFKC, whitespace collapsed,
@@ -519,6 +521,8 @@ class Watch:
         self.task_id = task_id
         self.query = _query_of(request)
         self.tenant, self.tool_name = current_call()
+        context = current_context()
+        self.tool, self.workflow = context.tool, context.workflow
         self._clock = clock
         self.started_at = clock()
         self._started = time.perf_counter()
@@ -547,6 +551,8 @@ class Watch:
                 response=response,
                 error=error,
                 trust=self.trust,
+                tool=self.tool,
+                workflow=self.workflow,
             )
         )
 

@@ -27,6 +27,14 @@ and needs to wait for nothing more.
 
 A task is visible to its tenant only: another tenant's task is "not found", exactly
 as a task that does not exist.
+
+A task may also be a workflow run (`submit_workflow`): the task carries the
+workflow's definition, inputs and schedule window, its worker runs it with
+`sleuth.workflows.engine`, and its events are the run's checkpoints, so a run whose
+worker died resumes at the step and item it reached when the task is claimed again.
+The workers also run the schedules of `workflows_dir` (`schedule_once`): each due slot
+is submitted under a key naming the workflow and the slot, so however many workers
+see it, a slot is one run.
 """
 
 from __future__ import annotations
@@ -38,12 +46,19 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
-from sleuth.contract import ErrorInfo, SearchRequest, SearchResponse, Task, TaskEvent
+from sleuth.contract import (
+    ErrorInfo,
+    SearchRequest,
+    SearchResponse,
+    Task,
+    TaskEvent,
+    WorkflowRun,
+)
 from sleuth.errors import (
     SearchError,
     TaskAbandoned,
@@ -55,7 +70,11 @@ from sleuth.gateway import Sleuth
 from sleuth.observe import call_context
 from sleuth.service_settings import TaskSettings
 from sleuth.store import EventRecord, Store, TaskRecord
-from sleuth.store.base import NewEvent
+from sleuth.task_events import EventWriter, first_of
+from sleuth.workflows.arguments import check_arguments
+from sleuth.workflows.engine import WorkflowEngine
+from sleuth.workflows.runs import Schedules, run_info, run_request
+from sleuth.workflows.workflow_models import WorkflowDefinition
 
 __all__ = ["DEFAULT_TENANT", "TaskRunner", "task_from_record"]
 
@@ -82,13 +101,21 @@ def _task_event(event: EventRecord) -> TaskEvent:
     )
 
 
+def _is_workflow(record: TaskRecord) -> bool:
+    return "workflow" in record.request
+
+
 def task_from_record(record: TaskRecord, events: list[EventRecord] | None = None) -> Task:
     """The contract's view of a stored task (no tenant, lease or worker)."""
+    workflow = _is_workflow(record)
+    result = record.result if record.result and not workflow else None
     return Task(
         task_id=record.task_id,
         status=record.status,
         events=[_task_event(event) for event in events or []],
-        result=SearchResponse.model_validate(record.result) if record.result else None,
+        result=SearchResponse.model_validate(result) if result else None,
+        workflow=str(record.request["workflow"]["name"]) if workflow else None,
+        run=WorkflowRun.model_validate(record.result) if workflow and record.result else None,
         error=ErrorInfo.model_validate(record.error) if record.error else None,
         created_at=datetime.fromtimestamp(record.created_at, UTC),
         updated_at=datetime.fromtimestamp(record.updated_at, UTC),
@@ -98,65 +125,10 @@ def task_from_record(record: TaskRecord, events: list[EventRecord] | None = None
     )
 
 
-async def _first_of(*waits: Coroutine[Any, Any, Any], timeout_s: float) -> None:
-    """Return when the first of `waits` is done (or after `timeout_s`); cancel the rest."""
-    tasks = [asyncio.ensure_future(wait) for wait in waits]
-    try:
-        await asyncio.wait(tasks, timeout=timeout_s, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-
-
-class _EventWriter:
-    """Appends a task's events to the store in the order they were emitted.
-
-    `emit` is synchronous (the gateway's progress hook runs inside the search); one
-    background task drains the queue, so `seq` follows emission order. It writes as
-    soon as an event is queued, and everything queued by then in one `append_events`:
-    events emitted while a write is in flight go together in the next one, so a
-    follower waits at most one write for an event and a burst costs one round trip.
-    """
-
-    def __init__(self, store: Store, task_id: str, clock: Callable[[], float]) -> None:
-        self._store = store
-        self._task_id = task_id
-        self._clock = clock
-        self._queue: asyncio.Queue[NewEvent | None] = asyncio.Queue()
-        self._drain = asyncio.create_task(self._write())
-
-    def emit(self, kind: str, detail: dict[str, Any]) -> None:
-        self._queue.put_nowait((kind, detail, self._clock()))
-
-    async def _write(self) -> None:
-        closed = False
-        while not closed:
-            batch: list[NewEvent] = []
-            item = await self._queue.get()
-            while item is not None:
-                batch.append(item)
-                if self._queue.empty():
-                    break
-                item = self._queue.get_nowait()
-            closed = item is None  # `close` queues None after the last event
-            if not batch:
-                continue
-            try:
-                await self._store.append_events(self._task_id, batch)
-            except Exception:  # progress is informative; losing some never fails the task
-                kinds = ", ".join(kind for kind, _, _ in batch)
-                log.exception("events (%s) of task %s could not be stored", kinds, self._task_id)
-
-    async def close(self) -> None:
-        self._queue.put_nowait(None)
-        await self._drain
-
-
 @dataclass
 class _Running:
     record: TaskRecord
-    search: asyncio.Task[SearchResponse]
+    search: asyncio.Task[SearchResponse | WorkflowRun]
     stop: Stop | None = None
 
 
@@ -188,18 +160,22 @@ class TaskRunner:
         *,
         worker_id: str | None = None,
         clock: Callable[[], float] = time.time,
+        schedules: bool = True,
     ) -> None:
         self.sleuth = sleuth
         self.store = store
         self.settings = settings or sleuth.settings.tasks
         self.worker_id = worker_id or f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._clock = clock
+        #: Whether `start` also runs the schedules of `workflows_dir` (`sleuth run` does not).
+        self.schedules = schedules
         self._wake = asyncio.Event()
         # Per task, one event per `follow` in progress, set when the task changes here.
         self._followers: dict[str, set[asyncio.Event]] = {}
         self._running: dict[str, _Running] = {}
         self._loops: list[asyncio.Task[None]] = []
         self._stopping = asyncio.Event()
+        self._schedules = Schedules()
 
     # --- submitting and reading ------------------------------------------------------
 
@@ -239,6 +215,79 @@ class TaskRunner:
             await self.store.append_event(record.task_id, "accepted", {"query": req.query}, now)
             self._wake.set()
         return task_from_record(record), created
+
+    async def submit_workflow(
+        self,
+        workflow: WorkflowDefinition,
+        inputs: Mapping[str, Any] | None = None,
+        *,
+        tenant: str = DEFAULT_TENANT,
+        idempotency_key: str | None = None,
+        slot: datetime | None = None,
+        base_dir: str | None = None,
+    ) -> tuple[Task, bool]:
+        """Accept a run of `workflow`: (task, created). `slot`: the schedule slot it is
+        for (its window is since the slot before). The inputs are checked here
+        (`InvalidRequest` naming each bad one), so an accepted run never fails for
+        them; the task carries the definition, so an edit of the file does not change
+        a run under way."""
+        values = check_arguments(workflow.inputs, inputs or {})
+        await self._room_in_queue()
+        now = self._clock()
+        request = run_request(workflow, values, slot=slot, base_dir=base_dir)
+        record, created = await self.store.create_task(
+            TaskRecord(
+                task_id=f"task_{uuid.uuid4().hex}",
+                tenant=tenant,
+                request=request,
+                created_at=now,
+                updated_at=now,
+                idempotency_key=idempotency_key,
+            )
+        )
+        if created:
+            accepted = {"workflow": workflow.name, "slot": request["slot"]}
+            await self.store.append_event(record.task_id, "accepted", accepted, now)
+            self._wake.set()
+        return task_from_record(record), created
+
+    async def _room_in_queue(self) -> None:
+        pending = await self.store.count_tasks("pending")
+        if pending >= self.settings.queue_max:
+            retry_after = self.settings.queue_full_retry_after_s
+            raise TooManyRequests(
+                f"the task queue is full ({pending} pending, the limit is "
+                f"{self.settings.queue_max}); retry after {retry_after:g}s",
+                retry_after_s=retry_after,
+            )
+
+    async def schedule_once(self) -> list[Task]:
+        """Submit the runs of every scheduled workflow (`workflows_dir`) whose slots
+        came since the last look; on the first look, its `catch_up` latest slots (no
+        older than `tasks.retention_s`, whose runs may be forgotten). Returns the runs
+        this call created."""
+        now = datetime.fromtimestamp(self._clock(), UTC)
+        made: list[Task] = []
+        folder = self.sleuth.settings.workflows_dir
+
+        async def submit(workflow: WorkflowDefinition, slot: datetime, key: str) -> bool:
+            task, created = await self.submit_workflow(
+                workflow,
+                idempotency_key=key,
+                slot=slot,
+                base_dir=str(folder) if folder else None,
+            )
+            if created:
+                made.append(task)
+            return created
+
+        await self._schedules.submit_due(
+            self.sleuth.workflows.current().values(),
+            now,
+            oldest=now - timedelta(seconds=self.settings.retention_s),
+            submit=submit,
+        )
+        return made
 
     async def get(self, task_id: str, tenant: str = DEFAULT_TENANT, *, events: bool = True) -> Task:
         record = await self._owned(task_id, tenant)
@@ -295,7 +344,7 @@ class TaskRunner:
                     return
                 # Woken at once by this process's workers, or by the store when another
                 # process appends (Redis); otherwise after poll_s.
-                await _first_of(
+                await first_of(
                     changed.wait(),
                     self.store.wait_task_events(task_id, seen, self.settings.poll_s),
                     timeout_s=self.settings.poll_s,
@@ -329,6 +378,8 @@ class TaskRunner:
         self._stopping.clear()
         self._loops = [asyncio.create_task(self._work()) for _ in range(self.settings.workers)]
         self._loops.append(asyncio.create_task(self._expire()))
+        if self.schedules:
+            self._loops.append(asyncio.create_task(self._schedule()))
 
     async def stop(self, grace_s: float = 0.0) -> None:
         """Stop taking tasks; give running ones `grace_s` to finish, then put the rest
@@ -374,6 +425,17 @@ class TaskRunner:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), self.settings.expire_every_s)
 
+    async def _schedule(self) -> None:
+        """Submit scheduled workflows' runs as their slots come (a second's grain)."""
+        every = max(1.0, self.settings.poll_s)
+        while not self._stopping.is_set():
+            try:
+                await self.schedule_once()
+            except Exception:  # a broken store or file must not stop the schedules
+                log.exception("scheduled workflows could not be submitted")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), every)
+
     def _halt(self, running: _Running, why: Stop) -> None:
         if running.stop is None:
             running.stop = why
@@ -383,7 +445,7 @@ class TaskRunner:
         if self._stopping.is_set():  # claimed just as the stop began: leave it to the next
             await self.store.release_task(record.task_id, self.worker_id, self._clock())
             return
-        events = _EventWriter(self.store, record.task_id, self._clock)
+        events = EventWriter(self.store, record.task_id, self._clock)
         try:
             if record.attempts > self.settings.max_attempts:
                 error = TaskAbandoned(
@@ -394,19 +456,17 @@ class TaskRunner:
                 return
             events.emit("started", {"attempt": record.attempts, "worker": self.worker_id})
             # The new task copies this context: its call-log event names the task's tenant.
-            with call_context(tenant=record.tenant, tool_name="task"):
-                search = asyncio.create_task(
-                    self.sleuth.search(
-                        record.request,
-                        progress=self._progress(events, record.task_id),
-                        task_id=record.task_id,
-                        patient=True,
-                    )
-                )
+            search: asyncio.Task[SearchResponse | WorkflowRun]
+            if _is_workflow(record):
+                with call_context(tenant=record.tenant, tool_name="workflow"):
+                    search = asyncio.create_task(self._run_workflow(record, events))
+            else:
+                with call_context(tenant=record.tenant, tool_name="task"):
+                    search = asyncio.create_task(self._search(record, events))
             running = _Running(record, search)
             self._running[record.task_id] = running
             keeper = asyncio.create_task(self._keep_lease(running))
-            response: SearchResponse | None = None
+            response: SearchResponse | WorkflowRun | None = None
             error_info: ErrorInfo | None = None
             try:
                 response = await search
@@ -436,9 +496,44 @@ class TaskRunner:
                 await events.close()
             self._notify(record.task_id)
 
-    def _progress(
-        self, events: _EventWriter, task_id: str
-    ) -> Callable[[str, dict[str, Any]], None]:
+    async def _search(
+        self, record: TaskRecord, events: EventWriter
+    ) -> SearchResponse | WorkflowRun:
+        return await self.sleuth.search(
+            record.request,
+            progress=self._progress(events, record.task_id),
+            task_id=record.task_id,
+            patient=True,
+        )
+
+    async def _run_workflow(
+        self, record: TaskRecord, events: EventWriter
+    ) -> SearchResponse | WorkflowRun:
+        """Run (or resume, from its earlier attempts' checkpoints) a workflow task."""
+        request = record.request
+        workflow = WorkflowDefinition.model_validate(request["workflow"])
+        await events.flush()  # "started" is stored before the earlier events are read
+        earlier = [
+            (event.kind, event.detail) for event in await self.store.task_events(record.task_id)
+        ]
+
+        async def checkpoint(kind: str, detail: dict[str, Any]) -> None:
+            events.emit(kind, detail)
+            self._notify(record.task_id)
+            await events.flush()
+
+        info, base_dir = run_info(record.task_id, request)
+        return await WorkflowEngine(self.sleuth).run(
+            workflow,
+            request.get("inputs") or {},
+            info,
+            checkpoint,
+            earlier=earlier,
+            base_dir=base_dir,
+            attempt=record.attempts,
+        )
+
+    def _progress(self, events: EventWriter, task_id: str) -> Callable[[str, dict[str, Any]], None]:
         def emit(kind: str, detail: dict[str, Any]) -> None:
             events.emit(kind, detail)
             self._notify(task_id)
@@ -448,13 +543,19 @@ class TaskRunner:
     async def _finish(
         self,
         record: TaskRecord,
-        events: _EventWriter,
+        events: EventWriter,
         *,
-        response: SearchResponse | None = None,
+        response: SearchResponse | WorkflowRun | None = None,
         error: ErrorInfo | None = None,
     ) -> None:
-        if response is not None:
-            done: dict[str, Any] = {"status": "success", "results": len(response.results)}
+        if isinstance(response, WorkflowRun):
+            done: dict[str, Any] = {
+                "status": "success",
+                "written": response.written,
+                "failed": len(response.failed),
+            }
+        elif response is not None:
+            done = {"status": "success", "results": len(response.results)}
         else:
             error = error or SearchError("the search ended without an answer").info()
             done = {"status": "failed", "error": error.code}

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, get_args
 
@@ -42,6 +42,7 @@ from sleuth.contract import IncludeField, SearchRequest, SearchResponse, Task
 from sleuth.extract.models import ExtractedPage, PageArguments
 
 __all__ = [
+    "FORM_NAMES",
     "SEARCH_TASK_STATUS",
     "SEARCH_TASK_SUBMIT",
     "TOOLS",
@@ -50,6 +51,7 @@ __all__ = [
     "TaskSubmission",
     "ToolSpec",
     "anthropic_tool",
+    "forms_of",
     "mcp_tool",
     "mcp_tools",
     "openai_responses_tool",
@@ -380,7 +382,70 @@ def mcp_tools(include: Sequence[str] | None = None) -> list[dict[str, Any]]:
     return [mcp_tool(spec, include) for spec in TOOLS]
 
 
-def tool_definitions(include: Sequence[str] | None = None) -> dict[str, Any]:
+#: The forms `tool_definitions` gives each tool in, by key.
+FORM_NAMES = (
+    "openai",
+    "openai_strict",
+    "openai_responses",
+    "openai_responses_strict",
+    "anthropic",
+    "mcp",
+)
+
+
+def forms_of(
+    *,
+    name: str,
+    title: str,
+    purpose: str,
+    input_schema: dict[str, Any],
+    output_schema: dict[str, Any],
+    annotations: dict[str, bool],
+) -> dict[str, dict[str, Any]]:
+    """A tool given by its schemas (a declared tool's, `sleuth.workflows`) in every
+    form of `FORM_NAMES`, shaped exactly as the built-in tools' are."""
+    strict = strict_schema(input_schema)
+
+    def function(parameters: dict[str, Any], is_strict: bool) -> dict[str, Any]:
+        body: dict[str, Any] = {"name": name, "description": purpose, "parameters": parameters}
+        if is_strict:
+            body["strict"] = True
+        return {"type": "function", "function": body}
+
+    def responses(parameters: dict[str, Any], is_strict: bool) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "name": name,
+            "description": purpose,
+            "parameters": parameters,
+            "strict": is_strict,
+        }
+
+    return {
+        "openai": function(copy.deepcopy(input_schema), False),
+        "openai_strict": function(strict, True),
+        "openai_responses": responses(copy.deepcopy(input_schema), False),
+        "openai_responses_strict": responses(copy.deepcopy(strict), True),
+        "anthropic": {
+            "name": name,
+            "description": purpose,
+            "input_schema": copy.deepcopy(input_schema),
+        },
+        "mcp": {
+            "name": name,
+            "title": title,
+            "description": purpose,
+            "inputSchema": copy.deepcopy(input_schema),
+            "outputSchema": copy.deepcopy(output_schema),
+            "annotations": dict(annotations),
+        },
+    }
+
+
+def tool_definitions(
+    include: Sequence[str] | None = None,
+    declared: Sequence[Mapping[str, dict[str, Any]]] = (),
+) -> dict[str, Any]:
     """`web_search` as an OpenAI Chat Completions tool (`openai`, strict:
     `openai_strict`), an OpenAI Responses API tool (`openai_responses`, strict:
     `openai_responses_strict`), an Anthropic and an MCP tool (`anthropic`, `mcp`), and
@@ -388,7 +453,8 @@ def tool_definitions(include: Sequence[str] | None = None) -> dict[str, Any]:
 
     `include`: the optional-tier fields the deployment serves (`projection.optional`);
     the `include` parameter then offers only those. Default: every field the contract
-    knows.
+    knows. `declared`: the configured tools, each in every form (`forms_of`), listed
+    under `all` after the built-in ones.
     """
     forms: dict[str, Callable[[ToolSpec], dict[str, Any]]] = {
         "openai": lambda spec: openai_tool(spec, include),
@@ -400,5 +466,8 @@ def tool_definitions(include: Sequence[str] | None = None) -> dict[str, Any]:
     }
     return {
         **{name: form(WEB_SEARCH) for name, form in forms.items()},
-        "all": {name: [form(spec) for spec in TOOLS] for name, form in forms.items()},
+        "all": {
+            name: [*(form(spec) for spec in TOOLS), *(tool[name] for tool in declared)]
+            for name, form in forms.items()
+        },
     }

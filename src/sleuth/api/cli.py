@@ -27,12 +27,15 @@ from sleuth.api import (
     cli_mcp,
     cli_providers,
     cli_serve,
+    cli_tools,
     cli_usage,
+    cli_workflows,
 )
+from sleuth.api.cli_errors import exit_with_error
 from sleuth.api.cli_help import ReadableHelpGroup
 from sleuth.config import KnowledgeBaseConfig, load_settings
 from sleuth.contract import SCHEMAS, SearchResponse
-from sleuth.errors import ConfigError, InvalidRequest, SearchError
+from sleuth.errors import SearchError
 from sleuth.gateway import Sleuth, parse_request
 from sleuth.observe import call_context
 from sleuth.store import open_store
@@ -56,6 +59,8 @@ app.command("extract")(cli_extract.extract_command)
 app.command("providers")(cli_providers.providers_command)
 app.command("usage")(cli_usage.usage_command)
 app.command("audit")(cli_usage.audit_command)
+app.command("tool")(cli_tools.tool_command)
+app.command("run")(cli_workflows.run_command)
 cache_app = typer.Typer(
     help="The local response cache.", no_args_is_help=True, cls=ReadableHelpGroup
 )
@@ -80,16 +85,6 @@ class SchemaName(StrEnum):
     input = "input"
     output = "output"
     error = "error"
-
-
-def _fail(error: SearchError, as_json: bool) -> typer.Exit:
-    details = error.details if isinstance(error, InvalidRequest) else [error.info()]
-    if as_json:
-        payload = {"errors": [d.model_dump(mode="json", exclude_none=True) for d in details]}
-        out().print_json(json.dumps(payload, ensure_ascii=False))
-    else:
-        err().print(f"[bold red]error[/]: {escape(error.message)}", highlight=False)
-    return typer.Exit(1 if isinstance(error, ConfigError) else 2)
 
 
 @app.command()
@@ -153,7 +148,7 @@ def search(
         with call_context(tool_name="cli"):
             response = Sleuth(settings).search_sync(request)
     except SearchError as exc:
-        raise _fail(exc, as_json) from None
+        raise exit_with_error(exc, as_json) from None
     if as_json:
         out().print_json(response.model_dump_json(exclude_none=False))
     else:
@@ -243,7 +238,7 @@ def index(
     try:
         settings = load_settings(config)
     except SearchError as exc:
-        raise _fail(exc, as_json=False) from None
+        raise exit_with_error(exc, as_json=False) from None
     names = _sources_to_index(settings.kb, path, source or [], due=due)
     extra = exclude or []
     if path is not None:
@@ -373,7 +368,7 @@ def cache_prune(
     try:
         settings = load_settings(config)
     except SearchError as exc:
-        raise _fail(exc, as_json=False) from None
+        raise exit_with_error(exc, as_json=False) from None
     hits = settings.cache.prune_min_hits if min_hits is None else min_hits
     days = settings.cache.prune_older_than_days if older_than_days is None else older_than_days
 
@@ -387,7 +382,7 @@ def cache_prune(
     try:
         removed = asyncio.run(prune())
     except SearchError as exc:  # a store of another schema version
-        raise _fail(exc, as_json=False) from None
+        raise exit_with_error(exc, as_json=False) from None
     where = settings.store.path if settings.store.backend == "sqlite" else "the memory store"
     out().print(
         f"removed {removed} cached answers read fewer than {hits} times and older than "

@@ -19,9 +19,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from sleuth.api.cli_errors import exit_with_error
 from sleuth.api.http_usage import json_entry
 from sleuth.config import Settings, load_settings
-from sleuth.errors import ConfigError, SearchError
+from sleuth.errors import SearchError
 from sleuth.store import Store, open_store
 from sleuth.usage import Ledger
 from sleuth.usage.report import GROUPS, requested_groups, requested_range
@@ -39,13 +40,6 @@ _FIELDS = ("--since", "--until")
 class PeriodName(StrEnum):
     day = "day"
     month = "month"
-
-
-def _fail(error: SearchError) -> typer.Exit:
-    Console(stderr=True, soft_wrap=True).print(
-        f"[bold red]error[/]: {error.message}", highlight=False
-    )
-    return typer.Exit(1 if isinstance(error, ConfigError) else 2)
 
 
 def _on_store(settings: Settings, use: Any) -> Any:
@@ -103,7 +97,7 @@ def usage_command(
             ),
         )
     except SearchError as exc:
-        raise _fail(exc) from None
+        raise exit_with_error(exc) from None
     if as_json:
         Console(soft_wrap=True).print_json(json.dumps(report, ensure_ascii=False))
         return
@@ -137,7 +131,7 @@ def audit_command(
         start, end = requested_range("day", since, until, time.time(), fields=_FIELDS)
         entries = _on_store(settings, lambda store: store.audit_entries(start, end, tenant, limit))
     except SearchError as exc:
-        raise _fail(exc) from None
+        raise exit_with_error(exc) from None
     if as_json:
         for entry in entries:
             print(json.dumps(json_entry(entry), ensure_ascii=False))  # noqa: T201 - JSON Lines for scripts

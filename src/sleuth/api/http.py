@@ -5,7 +5,11 @@
     GET    /v1/tasks/{id}          status, result or error, events, timestamps
     GET    /v1/tasks/{id}/events   server-sent events until the task is finished
     DELETE /v1/tasks/{id}          cancel
-    GET    /v1/tools               the search tool as OpenAI, Anthropic and MCP definitions
+    GET    /v1/tools               the tools (built-in and declared) as OpenAI, Anthropic
+                                   and MCP definitions
+    POST   /v1/tools/{name}        call a declared tool (api/http_tools.py)
+    GET    /v1/workflows           the workflows of workflows_dir (api/http_workflows.py)
+    POST   /v1/workflows/{name}/runs   start a run: 202 with its task
     GET    /v1/usage, /v1/audit    calls, cost, savings, failures per period; the audit log
     POST   /v1/feedback            a result was clicked or used (click-through prior)
     GET    /healthz, /readyz       liveness; readiness (the store answers)
@@ -41,7 +45,7 @@ from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from sleuth import keys
-from sleuth.api import dashboard, http_extract, http_usage
+from sleuth.api import dashboard, http_extract, http_tools, http_usage, http_workflows
 from sleuth.api.body_limits import BodyLimits, Refused
 from sleuth.api.mcp import McpEndpoint, build_mcp
 from sleuth.api.openapi_served import served_openapi
@@ -69,6 +73,7 @@ from sleuth.stages.results.project import served_include
 from sleuth.store import Store, open_store
 from sleuth.tasks import DEFAULT_TENANT, TaskRunner
 from sleuth.tools import tool_definitions
+from sleuth.workflows.toolbox import ToolBox
 
 __all__ = ["Service", "create_app"]
 
@@ -236,6 +241,8 @@ def create_app(
     app.include_router(dashboard.routes(service, caller))
     app.include_router(http_extract.routes(service, caller))
     app.include_router(http_usage.routes(service, caller))
+    app.include_router(http_tools.routes(service, caller))
+    app.include_router(http_workflows.routes(service, caller))
     # A Route, not a Mount: a Mount would answer /mcp with a redirect to /mcp/.
     app.router.routes.append(Route("/mcp", endpoint=mcp, methods=["GET", "POST", "DELETE"]))
     return app
@@ -324,7 +331,10 @@ def _describe(request: Request, exc: RequestValidationError) -> InvalidRequest:
 
 
 #: The body model of each route that takes one other than a SearchRequest.
-_BODIES: dict[str, type[BaseModel]] = {"/v1/feedback": Feedback, "/v1/extract": ExtractRequest}
+_BODIES: dict[str, type[BaseModel]] = {
+    "/v1/feedback": Feedback,
+    "/v1/extract": ExtractRequest,
+}
 
 
 def _install_routes(app: FastAPI) -> None:
@@ -422,8 +432,10 @@ def _install_routes(app: FastAPI) -> None:
     @app.get("/v1/tools", tags=["tools"])
     async def tools(svc: Svc, who: Asker) -> dict[str, Any]:
         """The search tools as OpenAI, Anthropic and MCP definitions, from the contract
-        (offering the optional fields this deployment serves)."""
-        return tool_definitions(include=svc.settings.projection.optional)
+        (offering the optional fields this deployment serves); the declared tools
+        follow the built-in ones under `all`."""
+        declared = ToolBox(svc.sleuth).definitions()
+        return tool_definitions(include=svc.settings.projection.optional, declared=declared)
 
     @app.post("/v1/feedback", status_code=202, responses=_ERRORS, tags=["feedback"])
     async def feedback(body: Feedback, svc: Svc, who: Asker) -> dict[str, str]:

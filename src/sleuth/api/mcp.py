@@ -8,6 +8,10 @@ A thin adapter over `Sleuth` and `TaskRunner`, on the official SDK's low-level
                         numbered sources
     search_task_submit  SearchRequest (+ idempotency_key) → the Task (task_id, status)
     search_task_status  task_id → the Task; another tenant's task is "not found"
+    extract_page        a URL → the page's main text (api/mcp_extract.py)
+    each declared tool  its arguments → its SearchResponse or CompositeResponse as
+                        structured content, and the same text (`tools:`, tools_dir;
+                        listed afresh on each tools/list, so an edited file shows)
 
 A caller's mistake or a refusal (invalid input, a refused query, an unknown task, a
 full queue) is a tool result with `isError: true` whose text is the error contract as
@@ -88,6 +92,8 @@ from sleuth.tools import (
     WEB_SEARCH,
     mcp_tools,
 )
+from sleuth.workflows.composite import CompositeResponse
+from sleuth.workflows.toolbox import ToolBox
 
 __all__ = [
     "Authenticate",
@@ -95,6 +101,7 @@ __all__ = [
     "McpHttp",
     "build_mcp",
     "mcp_http_app",
+    "render_composite_text",
     "render_text",
     "run_stdio",
     "serve_stdio",
@@ -134,7 +141,7 @@ def _default_tenant(request: Request | None) -> str:
     return str(found)
 
 
-def _dump(model: SearchResponse | Task) -> dict[str, Any]:
+def _dump(model: SearchResponse | Task | CompositeResponse) -> dict[str, Any]:
     return model.model_dump(mode="json")
 
 
@@ -214,6 +221,30 @@ def render_text(response: SearchResponse) -> str:
     return "\n".join(lines)
 
 
+def render_composite_text(answer: CompositeResponse) -> str:
+    """A composite tool's answer as text: the overall confidence and failures, then
+    each part's own answer under its name."""
+    head = f"{answer.tool}: confidence {answer.confidence:.2f}"
+    if answer.failed:
+        head += "; failed: " + "; ".join(f"{f.part} ({f.code}: {f.reason})" for f in answer.failed)
+    blocks = [head]
+    for part in answer.parts:
+        if part.status == "failed":
+            continue
+        shown = SearchResponse(
+            task_id="-",
+            query=part.query or "",
+            rewritten_query=part.query or "",
+            results=part.results,
+            summary=part.summary,
+            facts=part.facts,
+            confidence=part.confidence,
+            errors=part.errors,
+        )
+        blocks.append(f"## {part.name} ({part.status})\n{render_text(shown)}")
+    return "\n\n".join(blocks)
+
+
 def build_mcp(
     sleuth: Sleuth, runner: TaskRunner, *, tenant: TenantOf | None = None
 ) -> Server[dict[str, Any]]:
@@ -227,12 +258,35 @@ def build_mcp(
     served = list(sleuth.settings.projection.optional)
     listed = [types.Tool.model_validate(tool) for tool in mcp_tools(served)]
     schemas = {tool.name: tool.input_schema for tool in listed}
+    toolbox = ToolBox(sleuth)
+
+    def declared() -> list[types.Tool]:
+        return [types.Tool.model_validate(forms["mcp"]) for forms in toolbox.definitions()]
+
+    def input_schema(name: str) -> dict[str, Any] | None:
+        if name in schemas:
+            return schemas[name]
+        return next((tool.input_schema for tool in declared() if tool.name == name), None)
 
     async def list_tools(
         ctx: ServerRequestContext[dict[str, Any], Any],
         params: types.PaginatedRequestParams | None,
     ) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=listed)
+        return types.ListToolsResult(tools=[*listed, *declared()])
+
+    async def declared_tool(
+        name: str, arguments: Mapping[str, Any], owner: str
+    ) -> types.CallToolResult:
+        with call_context(tenant=owner, tool_name="mcp_tool"):
+            answer = await toolbox.call(name, arguments)
+        text = (
+            render_composite_text(answer)
+            if isinstance(answer, CompositeResponse)
+            else render_text(answer)
+        )
+        return types.CallToolResult(
+            content=[types.TextContent(text=text)], structured_content=_dump(answer)
+        )
 
     async def web_search(arguments: Mapping[str, Any], owner: str) -> types.CallToolResult:
         with call_context(tenant=owner, tool_name="web_search"):
@@ -289,13 +343,16 @@ def build_mcp(
         params: types.CallToolRequestParams,
     ) -> types.CallToolResult:
         handler = handlers.get(params.name)
-        if handler is None:
+        if handler is None and params.name not in toolbox.names():
             raise MCPError(
                 code=types.INVALID_PARAMS,
-                message=f"unknown tool {params.name!r}; tools: {', '.join(handlers)}",
+                message=f"unknown tool {params.name!r}; tools: "
+                f"{', '.join([*handlers, *toolbox.names()])}",
             )
         request = ctx.request if isinstance(ctx.request, Request) else None
         try:
+            if handler is None:
+                return await declared_tool(params.name, params.arguments or {}, tenant_of(request))
             return await handler(params.arguments or {}, tenant_of(request))
         except InvalidRequest as exc:
             return _error_result(served_include(exc, served))
@@ -310,7 +367,7 @@ def build_mcp(
         version=__version__,
         title="sleuth search",
         instructions=_INSTRUCTIONS,
-        get_tool_input_schema=schemas.get,
+        get_tool_input_schema=input_schema,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )

@@ -29,8 +29,8 @@ import socket
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
-from contextlib import AsyncExitStack
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -193,27 +193,6 @@ def _supervise(
     each gets in turn (a graceful stop). A worker that dies stops the others and
     `sleuth serve` exits 1: whatever runs it (systemd, a container) restarts the
     service whole, rather than this process hiding a crash loop."""
-    # The workers count into prometheus_client's files here, so that /metrics, whoever
-    # answers it, shows every worker's figures (an operator's own directory is kept).
-    own_metrics_dir = "PROMETHEUS_MULTIPROC_DIR" not in os.environ
-    if own_metrics_dir:
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="sleuth-metrics-")
-    try:
-        _run_workers(count, listening, config, replay, bind, workers, settings)
-    finally:
-        if own_metrics_dir:
-            shutil.rmtree(os.environ.pop("PROMETHEUS_MULTIPROC_DIR"), ignore_errors=True)
-
-
-def _run_workers(
-    count: int,
-    listening: socket.socket,
-    config: Path | None,
-    replay: Path | None,
-    bind: str,
-    workers: bool,
-    settings: Settings,
-) -> None:
     import multiprocessing
 
     # Each worker builds its own app from the same sources: the config file, the
@@ -227,27 +206,43 @@ def _run_workers(
         }
     )
     spawn = multiprocessing.get_context("spawn")
-    processes = [spawn.Process(target=_worker_main, args=(listening,)) for _ in range(count)]
-    for process in processes:
-        process.start()
-    stopping: list[int] = []
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda signum, _frame: stopping.append(signum))
-    failed = None
-    while not stopping and failed is None:
-        time.sleep(0.2)
-        failed = next((p for p in processes if not p.is_alive()), None)
-    for process in processes:
-        if process.is_alive():
-            process.terminate()  # SIGTERM: running tasks get serve.shutdown_grace_s
-    for process in processes:
-        process.join(settings.serve.shutdown_grace_s + 10)
-        if process.is_alive():
-            process.kill()
-            process.join()
+    with _shared_metrics_dir():
+        processes = [spawn.Process(target=_worker_main, args=(listening,)) for _ in range(count)]
+        for process in processes:
+            process.start()
+        stopping: list[int] = []
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda signum, _frame: stopping.append(signum))
+        failed = None
+        while not stopping and failed is None:
+            time.sleep(0.2)
+            failed = next((p for p in processes if not p.is_alive()), None)
+        for process in processes:
+            if process.is_alive():
+                process.terminate()  # SIGTERM: running tasks get serve.shutdown_grace_s
+        for process in processes:
+            process.join(settings.serve.shutdown_grace_s + 10)
+            if process.is_alive():
+                process.kill()
+                process.join()
     if failed is not None and not stopping:
         _err(f"a worker process exited with code {failed.exitcode}; stopping the others")
         raise typer.Exit(1)
+
+
+@contextmanager
+def _shared_metrics_dir() -> Iterator[None]:
+    """The workers count into prometheus_client's files in one directory, so that
+    /metrics, whichever worker answers it, shows all of them (a directory the operator
+    set in PROMETHEUS_MULTIPROC_DIR is used and kept)."""
+    if "PROMETHEUS_MULTIPROC_DIR" in os.environ:
+        yield
+        return
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="sleuth-metrics-")
+    try:
+        yield
+    finally:
+        shutil.rmtree(os.environ.pop("PROMETHEUS_MULTIPROC_DIR"), ignore_errors=True)
 
 
 def _process_count(settings: Settings, asked: int | None) -> int:

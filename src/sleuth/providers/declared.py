@@ -76,6 +76,7 @@ from sleuth.providers.base import (
     retry_after_s,
 )
 from sleuth.providers.mapping import FieldMapping, UnifiedField, hit_from, parse_path, records
+from sleuth.resilience.rules import compiled_or_none, status_ranges
 
 __all__ = ["PLACEHOLDERS", "ErrorMapping", "HttpSpec", "Pagination", "provider_for"]
 
@@ -115,15 +116,15 @@ ErrorClassName = Literal[
     "bad_response",
     "no_results",
 ]
-_STATUS_RANGE = re.compile(r"^(\d{3})(?:-(\d{3}))?$")
 
 
 class ErrorMatch(BaseModel):
-    """What an answer must look like for an `errors` entry; every key given must fit."""
+    """What an answer must look like for an `errors` entry; every key given must fit.
+    Status ranges and expressions are read as the error rules read theirs."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    status: list[int | str] | int | str | None = Field(
+    status: tuple[tuple[int, int], ...] | None = Field(
         None, description='HTTP status: 403, "500-599", or a list of either.'
     )
     body_contains: str | None = Field(
@@ -131,45 +132,22 @@ class ErrorMatch(BaseModel):
     )
     body_regex: str | None = Field(None, min_length=1, description="Regex searched in the body.")
 
-    @field_validator("status")
+    @field_validator("status", mode="before")
     @classmethod
     def _statuses(cls, value: Any) -> Any:
-        for item in value if isinstance(value, list) else [value] if value is not None else []:
-            ranges = _ranges(item) if not isinstance(item, bool) else []
-            if not ranges or not all(100 <= low <= high <= 599 for low, high in ranges):
-                raise ValueError(f"{item!r} is not a status (100-599) or a range like 500-599")
-        return value
+        return None if value is None else status_ranges(value)
 
     @field_validator("body_regex")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"not a valid regular expression: {exc}") from exc
-        return value
+        return compiled_or_none(value)
 
     def fits(self, status: int, text: str) -> bool:
-        if self.status is not None and not any(
-            low <= status <= high for low, high in _ranges(self.status)
-        ):
+        if self.status is not None and not any(low <= status <= high for low, high in self.status):
             return False
         if self.body_contains is not None and self.body_contains.casefold() not in text.casefold():
             return False
         return self.body_regex is None or re.search(self.body_regex, text) is not None
-
-
-def _ranges(value: Any) -> list[tuple[int, int]]:
-    found = []
-    for item in value if isinstance(value, list) else [value]:
-        if isinstance(item, bool):
-            continue
-        if isinstance(item, int):
-            found.append((item, item))
-        elif isinstance(item, str) and (match := _STATUS_RANGE.match(item)):
-            found.append((int(match.group(1)), int(match.group(2) or match.group(1))))
-    return found
 
 
 class ErrorMapping(BaseModel):

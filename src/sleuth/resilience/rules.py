@@ -238,7 +238,9 @@ def _names(value: Any) -> Any:
     return tuple(value) if isinstance(value, list | tuple) else value
 
 
-def _status_ranges(value: Any) -> tuple[tuple[int, int], ...]:
+def status_ranges(value: Any) -> tuple[tuple[int, int], ...]:
+    """`451`, `"500-599"` or a list of either as (low, high) ranges; `ValueError` naming
+    the item that is not one (error rules and declared providers' error tables)."""
     items = value if isinstance(value, list | tuple) else [value]
     ranges = []
     for item in items:
@@ -255,6 +257,16 @@ def _status_ranges(value: Any) -> tuple[tuple[int, int], ...]:
             raise ValueError(f"{item!r} is not a status (100-599) or an ascending range")
         ranges.append((low, high))
     return tuple(ranges)
+
+
+def compiled_or_none(regex: str | None) -> str | None:
+    """`regex` as given, after checking it compiles; `ValueError` saying why not."""
+    if regex is not None:
+        try:
+            re.compile(regex)
+        except re.error as exc:
+            raise ValueError(f"not a valid regular expression: {exc}") from exc
+    return regex
 
 
 class RuleMatch(BaseModel):
@@ -298,17 +310,12 @@ class RuleMatch(BaseModel):
     @field_validator("status", mode="before")
     @classmethod
     def _parse_status(cls, value: Any) -> Any:
-        return None if value is None else _status_ranges(value)
+        return None if value is None else status_ranges(value)
 
     @field_validator("body_regex")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"not a valid regular expression: {exc}") from exc
-        return value
+        return compiled_or_none(value)
 
     @field_validator("header")
     @classmethod

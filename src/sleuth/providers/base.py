@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from sleuth.contract import TimeRange
+from sleuth.errors import ConfigError
 from sleuth.providers.body import RawHit, check_status, expect_object, retry_after_s, text_or_none
 from sleuth.providers.mapping import FieldMapping
 
@@ -33,6 +34,7 @@ __all__ = [
     "RawHit",
     "bearer_json_post",
     "check_status",
+    "country_option",
     "expect_object",
     "retry_after_s",
     "text_or_none",
@@ -132,6 +134,21 @@ class Provider:
     @property
     def name(self) -> str:
         return self.info.name
+
+
+def country_option(provider: str, options: Mapping[str, Any]) -> str | None:
+    """`options.country` as the upper-case two-letter ISO 3166-1 code APIs take, None
+    when not set; `ConfigError` naming the option otherwise."""
+    country = options.get("country")
+    if country is None:
+        return None
+    if not (isinstance(country, str) and len(country) == 2 and country.isalpha()):
+        raise ConfigError(
+            f"providers.{provider}.options.country must be a two-letter ISO 3166-1 code "
+            f"such as 'US' or 'CN', got {country!r}",
+            provider=provider,
+        )
+    return country.upper()
 
 
 def bearer_json_post(url: str, api_key: str | None, body: Mapping[str, Any]) -> HttpRequest:

@@ -32,7 +32,6 @@ from typing import Any
 
 from sleuth.contract import TimeRange
 from sleuth.errors import (
-    ConfigError,
     MissingApiKey,
     ProviderError,
     ProviderUnavailable,
@@ -47,6 +46,7 @@ from sleuth.providers.base import (
     ProviderSettings,
     RawHit,
     bearer_json_post,
+    country_option,
     retry_after_s,
 )
 from sleuth.providers.mapping import FieldMapping, hit_from, json_records
@@ -80,15 +80,8 @@ def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpReque
     }
     if query.time_range in _TBS:
         body["tbs"] = _TBS[query.time_range]
-    country = settings.options.get("country")
-    if country is not None:
-        if not (isinstance(country, str) and len(country) == 2 and country.isalpha()):
-            raise ConfigError(
-                "providers.firecrawl.options.country must be a two-letter ISO 3166-1 code "
-                f"such as 'US', got {country!r}",
-                provider="firecrawl",
-            )
-        body["country"] = country.upper()
+    if (country := country_option("firecrawl", settings.options)) is not None:
+        body["country"] = country
     return bearer_json_post(settings.base_url or INFO.default_url, settings.api_key, body)
 
 

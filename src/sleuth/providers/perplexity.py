@@ -41,6 +41,7 @@ from sleuth.providers.base import (
     ProviderSettings,
     RawHit,
     bearer_json_post,
+    country_option,
     retry_after_s,
 )
 from sleuth.providers.mapping import FieldMapping, hit_from, json_records
@@ -86,15 +87,8 @@ def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpReque
 
 def _options(options: Mapping[str, Any]) -> dict[str, Any]:
     extra: dict[str, Any] = {}
-    country = options.get("country")
-    if country is not None:
-        if not (isinstance(country, str) and len(country) == 2 and country.isalpha()):
-            raise ConfigError(
-                "providers.perplexity.options.country must be a two-letter ISO 3166-1 code "
-                f"such as 'US' or 'CN', got {country!r}",
-                provider="perplexity",
-            )
-        extra["country"] = country.upper()
+    if (country := country_option("perplexity", options)) is not None:
+        extra["country"] = country
     tokens = options.get("max_tokens_per_page")
     if tokens is not None:
         if isinstance(tokens, bool) or not isinstance(tokens, int) or not 1 <= tokens <= 1_000_000:

@@ -45,6 +45,7 @@ from sleuth.providers.base import (
     ProviderQuery,
     ProviderSettings,
     RawHit,
+    country_option,
 )
 from sleuth.providers.mapping import FieldMapping, hit_from, json_records, lookup
 
@@ -87,15 +88,8 @@ def build_request(query: ProviderQuery, settings: ProviderSettings) -> HttpReque
 
 def _options(options: Mapping[str, Any]) -> dict[str, str]:
     extra = {}
-    country = options.get("country")
-    if country is not None:
-        if not (isinstance(country, str) and len(country) == 2 and country.isalpha()):
-            raise ConfigError(
-                "providers.youcom.options.country must be a two-letter country code such as "
-                f"'US', got {country!r}",
-                provider="youcom",
-            )
-        extra["country"] = country.upper()
+    if (country := country_option("youcom", options)) is not None:
+        extra["country"] = country
     safesearch = options.get("safesearch")
     if safesearch is not None:
         if safesearch not in _SAFESEARCH:

@@ -137,7 +137,7 @@ def parse_document(path: Path, data: bytes, mtime: float) -> Document:
         return _document(path, title, items, meta, mtime)
     text = data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
     if kind != "html":
-        meta, text = _split_front_matter(text)
+        meta, text = split_front_matter(text)
     if kind == "html":
         title, items = read_page(text)
     elif kind == "markdown":
@@ -166,7 +166,9 @@ def _document(
     )
 
 
-def _split_front_matter(text: str) -> tuple[dict[str, object], str]:
+def split_front_matter(text: str) -> tuple[dict[str, object], str]:
+    """A Markdown file's YAML front matter (empty when it has none or it does not
+    parse) and the text after it."""
     match = _FRONT_MATTER.match(text)
     if not match:
         return {}, text

@@ -15,13 +15,13 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sleuth.kb.extract import split_front_matter
 from sleuth.text import split_sentences
 from sleuth.workflows.workflow_models import Condition, FieldPattern
 
 __all__ = ["extract_fields", "keep", "summarise"]
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.MULTILINE)
-_FRONT_MATTER = re.compile(r"\A---\n.*?\n---\n", re.DOTALL)
 
 
 def extract_fields(text: str, fields: Mapping[str, FieldPattern]) -> dict[str, str | None]:
@@ -40,7 +40,8 @@ def summarise(text: str, max_chars: int) -> dict[str, Any]:
     `max_chars`; a first sentence longer than that is cut at a character boundary
     and marked with an ellipsis. Policy and procedure pages state their point first,
     which is what a lead summary keeps."""
-    body = _HEADING.sub("", _FRONT_MATTER.sub("", text))
+    # Front matter as the knowledge base reads it (a `...` end too).
+    body = _HEADING.sub("", split_front_matter(text)[1])
     sentences = [" ".join(sentence.split()) for sentence in split_sentences(body)]
     sentences = [sentence for sentence in sentences if sentence]
     chosen: list[str] = []

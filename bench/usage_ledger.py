@@ -85,7 +85,7 @@ async def reports(count: int, folder: Path) -> None:
     ]
     started = time.perf_counter()
     for i in range(0, count, 1000):
-        await store.add_usage(rows[i : i + 1000], None)
+        await store.add_usage(rows[i : i + 1000])
     write_s = time.perf_counter() - started
     ledger = Ledger(settings(True).usage, settings(True).audit)
     checks = []

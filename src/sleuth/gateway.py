@@ -103,6 +103,7 @@ from sleuth.transport import (
     RecordingTransport,
     ReplayTransport,
     Transport,
+    ssl_context,
 )
 from sleuth.usage import Finished, Ledger
 from sleuth.workflows.tool_book import ToolBook
@@ -293,8 +294,9 @@ class Sleuth:
 
     async def warm_up(self) -> None:
         """Load, off the event loop, what the first search would otherwise load inside
-        its deadline (the Chinese segmenter's dictionary, about a second)."""
-        await asyncio.to_thread(warm_up_rewrite)
+        its deadline (the Chinese segmenter's dictionary, about a second; the TLS
+        certificate bundle)."""
+        await asyncio.gather(asyncio.to_thread(warm_up_rewrite), asyncio.to_thread(ssl_context))
 
     async def __aexit__(
         self,

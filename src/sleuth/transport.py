@@ -412,7 +412,7 @@ def build_session(socks: str | None, policy: EgressPolicy | None) -> aiohttp.Cli
     credentials; the CA bundle variables (SSL_CERT_FILE, SSL_CERT_DIR) still count.
     An http(s) proxy is given per request; a socks proxy is the connector itself.
     """
-    verify = _ssl_context()
+    verify = ssl_context()
     connector: aiohttp.BaseConnector
     if socks is not None:
         from aiohttp_socks import ProxyConnector
@@ -428,12 +428,19 @@ def build_session(socks: str | None, policy: EgressPolicy | None) -> aiohttp.Cli
     )
 
 
-def _ssl_context() -> ssl.SSLContext:
-    """Certificates from SSL_CERT_FILE / SSL_CERT_DIR when set, else certifi's bundle."""
-    if os.environ.get("SSL_CERT_FILE") or os.environ.get("SSL_CERT_DIR"):
-        return ssl.create_default_context(
-            cafile=os.environ.get("SSL_CERT_FILE"), capath=os.environ.get("SSL_CERT_DIR")
-        )
+def ssl_context() -> ssl.SSLContext:
+    """Certificates from SSL_CERT_FILE / SSL_CERT_DIR when set, else certifi's bundle.
+
+    One context per process and bundle: reading the bundle takes tens of milliseconds
+    (hundreds on a busy machine), which the first call of every session would
+    otherwise spend on the event loop. `Sleuth.warm_up` makes it off the loop."""
+    return _ssl_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _ssl_context(cafile: str | None, capath: str | None) -> ssl.SSLContext:
+    if cafile or capath:
+        return ssl.create_default_context(cafile=cafile, capath=capath)
     return ssl.create_default_context(cafile=certifi.where())
 
 

@@ -48,8 +48,8 @@ def config(tmp_path: Path) -> Path:
             tool="internal_search",
             adapter="http_search",
         )
-        await store.add_usage(rows, entry)
-        await store.add_usage([], AuditEntry(NOW - 400 * 86400, "acme", "ok", None))
+        await store.add_usage(rows, [entry])
+        await store.add_usage([], [AuditEntry(NOW - 400 * 86400, "acme", "ok", None)])
         await store.aclose()
 
     asyncio.run(record())

@@ -33,7 +33,7 @@ async def test_rows_come_back_as_written_by_time_and_tenant(store: Store) -> Non
         row(T0 + 2, outcome="cached", cost=0, saved_micros=5000),
         row(T0 + 2, outcome="cached", cost=0, saved_micros=5000),  # two equal rows both stay
     ]
-    await store.add_usage(written, None)
+    await store.add_usage(written)
     assert await store.usage_rows(T0, T0 + 10) == sorted(written, key=lambda r: r.at)
     assert await store.usage_rows(T0, T0 + 10, "acme") == [written[0], written[2], written[3]]
     assert await store.usage_rows(T0 + 1, T0 + 2) == [written[1]]  # until is excluded
@@ -52,11 +52,10 @@ async def test_spending_since_a_period_began_is_an_exact_integer_sum(
             row(at + 60, cost=None, currency=None),  # unpriced: counts nothing
             row(at + 60, cost=9, currency="EUR"),
             row(at + 60, tenant="beta", cost=1_000_000),
-        ],
-        None,
+        ]
     )
     if day != month:
-        await store.add_usage([row(day - 3600, cost=7)], None)  # this month, an earlier day
+        await store.add_usage([row(day - 3600, cost=7)])  # this month, an earlier day
     assert await store.spent_micros("acme", day, "USD") == 7500
     assert await store.spent_micros("acme", month, "USD") == 7500 + (7 if day != month else 0)
     assert await store.spent_micros("acme", day, "EUR") == 9
@@ -65,9 +64,9 @@ async def test_spending_since_a_period_began_is_an_exact_integer_sum(
 
 async def test_audit_entries_come_newest_first_per_tenant_and_limited(store: Store) -> None:
     for n in range(5):
-        await store.add_usage([], entry(T0 + n, tenant="acme" if n % 2 == 0 else "beta"))
+        await store.add_usage([], [entry(T0 + n, tenant="acme" if n % 2 == 0 else "beta")])
     first = entry(T0 + 10, providers=("kagi",), cost_micros={"USD": 25000}, query="q", key="sk_x")
-    await store.add_usage([row(T0 + 10)], first)
+    await store.add_usage([row(T0 + 10)], [first])
     found = await store.audit_entries(T0, T0 + 100)
     assert [e.at for e in found] == [T0 + 10, T0 + 4, T0 + 3, T0 + 2, T0 + 1, T0]
     assert found[0] == first
@@ -79,8 +78,8 @@ async def test_audit_entries_come_newest_first_per_tenant_and_limited(store: Sto
 
 
 async def test_retention_deletes_only_what_is_older(store: Store) -> None:
-    await store.add_usage([row(T0 - 2 * DAY), row(T0)], entry(T0 - 2 * DAY))
-    await store.add_usage([], entry(T0))
+    await store.add_usage([row(T0 - 2 * DAY), row(T0)], [entry(T0 - 2 * DAY)])
+    await store.add_usage([], [entry(T0)])
     assert await store.prune_usage(T0 - DAY) == 1
     assert await store.prune_audit(T0 - DAY) == 1
     assert [r.at for r in await store.usage_rows(0, T0 + 1)] == [T0]
@@ -89,7 +88,7 @@ async def test_retention_deletes_only_what_is_older(store: Store) -> None:
 
 async def test_sqlite_refuses_to_rewrite_a_recorded_row(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "state.sqlite")
-    await store.add_usage([row(T0)], entry(T0))
+    await store.add_usage([row(T0)], [entry(T0)])
     await store.aclose()
     conn = sqlite3.connect(tmp_path / "state.sqlite")
     try:

@@ -18,11 +18,10 @@ class MemoryUsage:
         self._usage: list[UsageRow] = []
         self._audit: list[AuditEntry] = []
 
-    async def add_usage(self, rows: Sequence[UsageRow], audit: AuditEntry | None) -> None:
+    async def add_usage(self, rows: Sequence[UsageRow], audits: Sequence[AuditEntry] = ()) -> None:
         with self._usage_lock:
             self._usage.extend(rows)
-            if audit is not None:
-                self._audit.append(audit)
+            self._audit.extend(audits)
 
     async def usage_rows(
         self, since: float, until: float, tenant: str | None = None

@@ -91,8 +91,9 @@ class AuditEntry:
 
 
 class UsageStore(Protocol):
-    async def add_usage(self, rows: Sequence[UsageRow], audit: AuditEntry | None) -> None:
-        """Append the rows and the audit entry of one search. Nothing updates them."""
+    async def add_usage(self, rows: Sequence[UsageRow], audits: Sequence[AuditEntry] = ()) -> None:
+        """Append usage rows and audit entries, of one search or of several written
+        together, in one write. Nothing updates them."""
         ...
 
     async def usage_rows(

@@ -53,7 +53,7 @@ class RedisUsage:
     def _usage_key(self, *parts: str) -> str:
         return ":".join((self._ns, "{usage}", *parts))
 
-    async def add_usage(self, rows: Sequence[UsageRow], audit: AuditEntry | None) -> None:
+    async def add_usage(self, rows: Sequence[UsageRow], audits: Sequence[AuditEntry] = ()) -> None:
         calls: list[tuple[Any, ...]] = []
         for row in rows:
             calls.append(("SADD", self._usage_key("tenants"), row.tenant))
@@ -66,8 +66,10 @@ class RedisUsage:
                     spent = self._usage_key("spent", row.tenant, str(int(start)))
                     calls.append(("HINCRBY", spent, row.currency, row.cost_micros))
                     calls.append(("EXPIRE", spent, _SPENT_TTL_S))
-        if audit is not None:
-            calls.append(("ZADD", self._usage_key("audit"), audit.at, _member(audit.to_json())))
+        calls.extend(
+            ("ZADD", self._usage_key("audit"), audit.at, _member(audit.to_json()))
+            for audit in audits
+        )
         if calls:
             await self._pipeline(calls)
 

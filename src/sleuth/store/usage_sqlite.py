@@ -79,7 +79,7 @@ class UsageTables:
     async def _run(self, work: Callable[[sqlite3.Connection], _T]) -> _T:
         raise NotImplementedError
 
-    async def add_usage(self, rows: Sequence[UsageRow], audit: AuditEntry | None) -> None:
+    async def add_usage(self, rows: Sequence[UsageRow], audits: Sequence[AuditEntry] = ()) -> None:
         def add(conn: sqlite3.Connection) -> None:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -104,11 +104,10 @@ class UsageTables:
                         for r in rows
                     ],
                 )
-                if audit is not None:
-                    conn.execute(
-                        "INSERT INTO audit_log (at, tenant, entry) VALUES (?, ?, ?)",
-                        (audit.at, audit.tenant, audit.to_json()),
-                    )
+                conn.executemany(
+                    "INSERT INTO audit_log (at, tenant, entry) VALUES (?, ?, ?)",
+                    [(audit.at, audit.tenant, audit.to_json()) for audit in audits],
+                )
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")

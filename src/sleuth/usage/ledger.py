@@ -1,10 +1,13 @@
 """The usage ledger of one `Sleuth`: budgets before a search, rows and an audit entry
 after it, reports and retention. The policy over a `UsageStore`; no I/O of its own.
 
-Rows are written after the answer is made, in a task of their own, so a search does
-not wait for the store's write: `flush()` waits for those still being written
-(`Sleuth.aclose` does, and so do reports and the budget check of a tenant with a
-budget, which must see what its earlier searches spent).
+Rows are written after the answer is made, by a writer task, so a search does not
+wait for the store's write. The writer takes everything recorded while its last write
+was out and writes it in one go (a group commit): a busy service makes one store
+round trip for many searches, an idle one one per search, and no row waits longer
+than one write. `flush()` waits until all recorded is written (`Sleuth.aclose` does,
+and so do reports and the budget check of a tenant with a budget, which must see what
+its earlier searches spent).
 
 Budgets are checked when a search is about to call providers (a fresh cached answer
 costs nothing and is served whatever the budget). Searches already running when the
@@ -71,12 +74,14 @@ class Ledger:
         self.audit = audit
         self.prices = PriceTable.from_settings(usage.prices)
         self._clock = clock
-        self._writing: set[asyncio.Task[None]] = set()
+        #: Recorded, not yet taken by the writer: (store, rows, audit entry or None).
+        self._waiting: list[tuple[UsageStore, list[UsageRow], AuditEntry | None]] = []
+        self._writer: asyncio.Task[None] | None = None
 
     async def flush(self) -> None:
         """Wait until every recorded search is written."""
-        while self._writing:
-            await asyncio.gather(*list(self._writing), return_exceptions=True)
+        while (writer := self._writer) is not None and self._writing():
+            await asyncio.gather(writer, return_exceptions=True)
 
     async def spending(
         self,
@@ -132,21 +137,38 @@ class Ledger:
             rows = []
         if not rows and audit is None:
             return
-        task = asyncio.create_task(self._write(store, rows, audit, done.task_id))
-        self._writing.add(task)
-        task.add_done_callback(self._writing.discard)
+        self._waiting.append((store, rows, audit))
+        if not self._writing():
+            self._writer = asyncio.create_task(self._write_waiting())
 
-    async def _write(
-        self,
-        store: UsageStore,
-        rows: Sequence[UsageRow],
-        audit: AuditEntry | None,
-        task_id: str | None,
-    ) -> None:
-        try:
-            await store.add_usage(rows, audit)
-        except Exception:
-            log.exception("the usage of search %s could not be recorded", task_id)
+    def _writing(self) -> bool:
+        """A writer is at work on this loop (one of a loop gone never runs again: what
+        it left waiting goes with the next writer)."""
+        writer = self._writer
+        return (
+            writer is not None
+            and not writer.done()
+            and writer.get_loop() is asyncio.get_running_loop()
+        )
+
+    async def _write_waiting(self) -> None:
+        while self._waiting:
+            taken, self._waiting = self._waiting, []
+            # One write per store (a Ledger is normally given one), in recorded order.
+            by_store: dict[int, tuple[UsageStore, list[UsageRow], list[AuditEntry]]] = {}
+            for store, rows, audit in taken:
+                _, all_rows, audits = by_store.setdefault(id(store), (store, [], []))
+                all_rows.extend(rows)
+                if audit is not None:
+                    audits.append(audit)
+            for store, all_rows, audits in by_store.values():
+                try:
+                    await store.add_usage(all_rows, audits)
+                except Exception:
+                    log.exception(
+                        "the usage of %d search(es) could not be recorded",
+                        len(taken),
+                    )
 
     async def report(
         self,

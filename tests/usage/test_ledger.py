@@ -1,0 +1,82 @@
+"""The ledger's writer: every recorded search reaches the store, many in one write
+when they come faster than the store answers, and a failed write loses only its own."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+
+import pytest
+
+from sleuth.store.memory import MemoryStore
+from sleuth.store.usage_records import AuditEntry, UsageRow
+from sleuth.usage.accounting import Finished
+from sleuth.usage.ledger import Ledger
+from sleuth.usage.settings import AuditSettings, UsageSettings
+
+T0 = 1_790_000_000.0
+
+
+class CountingStore(MemoryStore):
+    """A memory store that counts its writes and can hold one until told."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes: list[int] = []
+        self.hold: asyncio.Event | None = None
+        self.fail_next = False
+
+    async def add_usage(self, rows: Sequence[UsageRow], audits: Sequence[AuditEntry] = ()) -> None:
+        self.writes.append(len(audits))
+        if self.hold is not None:
+            await self.hold.wait()
+        if self.fail_next:
+            self.fail_next = False
+            raise OSError("disk full")
+        await super().add_usage(rows, audits)
+
+
+def finished(n: int) -> Finished:
+    return Finished(at=T0 + n, tenant="acme", error_code="no_results", task_id=f"srch_{n}")
+
+
+async def tenants_audit(store: CountingStore) -> list[str | None]:
+    entries = await store.audit_entries(T0 - 1, T0 + 10_000, "acme", limit=1000)
+    return sorted(entry.task_id or "" for entry in entries)
+
+
+async def test_searches_recorded_together_are_written_in_one_go() -> None:
+    store, ledger = CountingStore(), Ledger(UsageSettings(), AuditSettings())
+    for n in range(50):
+        ledger.record(store, finished(n))
+    await ledger.flush()
+    assert store.writes == [50]
+    assert await tenants_audit(store) == sorted(f"srch_{n}" for n in range(50))
+
+
+async def test_searches_recorded_while_a_write_is_out_go_in_the_next_one() -> None:
+    store, ledger = CountingStore(), Ledger(UsageSettings(), AuditSettings())
+    store.hold = asyncio.Event()
+    ledger.record(store, finished(0))
+    await asyncio.sleep(0)  # the writer takes the first search and waits on the store
+    for n in range(1, 6):
+        ledger.record(store, finished(n))
+    store.hold.set()
+    await ledger.flush()
+    assert store.writes == [1, 5]
+    assert len(await tenants_audit(store)) == 6
+
+
+async def test_a_failed_write_is_logged_and_later_searches_are_still_written(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store, ledger = CountingStore(), Ledger(UsageSettings(), AuditSettings())
+    store.fail_next = True
+    ledger.record(store, finished(0))
+    with caplog.at_level(logging.ERROR):
+        await ledger.flush()
+    assert "the usage of 1 search(es) could not be recorded" in caplog.text
+    ledger.record(store, finished(1))
+    await ledger.flush()
+    assert await tenants_audit(store) == ["srch_1"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -77,7 +78,6 @@ def race(
             has_results,
             deadline=now() + deadline_s,
             clock=now,
-            sleep=asyncio.sleep,
         )
 
     return run(main)
@@ -273,6 +273,20 @@ def test_the_window_forgets_old_latencies() -> None:
     for _ in range(10):
         tracker.record("wikipedia", 0.3)
     assert tracker.count("wikipedia") == 10 and tracker.p95("wikipedia") == 0.3
+
+
+def test_every_quantile_is_the_nearest_rank_of_the_last_window_latencies() -> None:
+    rng = random.Random(11)  # noqa: S311 - latencies, repeatable
+    tracker, window = LatencyTracker(window=25), 25
+    seen: list[float] = []
+    for _ in range(400):
+        # Repeated values too: the window must drop the oldest copy, not another.
+        latency = round(rng.lognormvariate(-1.5, 0.8), 2)
+        tracker.record("brave", latency)
+        seen.append(latency)
+        last = sorted(seen[-window:])
+        for q in (0.5, 0.9, 0.95, 1.0):
+            assert tracker.quantile("brave", q) == last[math.ceil(q * len(last)) - 1]
 
 
 def test_a_negative_or_nan_latency_is_refused() -> None:

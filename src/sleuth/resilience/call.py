@@ -47,7 +47,6 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
 
 from sleuth.contract import Degradation, Priority, ProviderStatus
 from sleuth.errors import DeadlineExceeded, MissingApiKey, NoResults, ProviderTimeout, SearchError
@@ -147,9 +146,12 @@ class _NoBackup(Exception):
 
 @dataclass
 class _Stop:
-    """Set when a slot is left behind as a straggler, with what its degradation says."""
+    """Resolved when a slot is left behind as a straggler, with what its degradation
+    says. A future, not an Event: `asyncio.wait` watches it without a task."""
 
-    event: asyncio.Event = field(default_factory=asyncio.Event)
+    signal: asyncio.Future[None] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
     #: How long its provider usually takes (the patience it ran out of).
     waited_s: float = 0.0
     #: The providers that had answered.
@@ -524,7 +526,7 @@ async def _leave_stragglers(
     waits = [patience(name, policies.latency, settings) for name in chosen]
     while True:
         running = [
-            i for i, slot in enumerate(slots) if not slot.done() and not stops[i].event.is_set()
+            i for i, slot in enumerate(slots) if not slot.done() and not stops[i].signal.done()
         ]
         if not running:
             return
@@ -538,15 +540,14 @@ async def _leave_stragglers(
                 if now >= started + waits[i]:
                     stops[i].waited_s = waits[i]
                     stops[i].answered = [name for name, hits in answered if hits]
-                    stops[i].event.set()
-            still = [started + waits[i] for i in running if not stops[i].event.is_set()]
+                    stops[i].signal.set_result(None)
+            still = [started + waits[i] for i in running if not stops[i].signal.done()]
             wake = min([deadline, *still])
-        timer = asyncio.ensure_future(policies.sleep(max(0.0, wake - policies.clock())))
-        try:
-            waiting: list[asyncio.Future[Any]] = [timer, *(slots[i] for i in running)]
-            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            timer.cancel()
+        await asyncio.wait(
+            [slots[i] for i in running],
+            timeout=max(0.0, wake - policies.clock()),
+            return_when=asyncio.FIRST_COMPLETED,
+        )
         if policies.clock() >= deadline:
             return  # each slot ends itself at the deadline
 
@@ -607,8 +608,7 @@ async def _slot(
         lambda outcome: outcome.answered,
         deadline,
         clock=policies.clock,
-        sleep=policies.sleep,
-        stop=stop.event,
+        stop=stop.signal,
     )
     outcomes = [await _settled(calls[index], race, index, stop) for index in sorted(calls)]
     return outcomes, _fallbacks(calls, outcomes, race, delays)

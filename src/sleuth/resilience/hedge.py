@@ -31,6 +31,7 @@ engine decides what is good; here it is only the caller's `is_good`).
 from __future__ import annotations
 
 import asyncio
+import bisect
 import math
 import time
 from collections import deque
@@ -123,11 +124,19 @@ class LatencyTracker:
             raise ValueError(f"window must be at least 1, not {window}")
         self.window = window
         self._latencies: dict[str, deque[float]] = {}
+        #: The same window kept sorted: every call reads a quantile or two, and
+        #: sorting the window each time cost more than the rest of the call's policy.
+        self._sorted: dict[str, list[float]] = {}
 
     def record(self, provider: str, latency_s: float) -> None:
         if not latency_s >= 0:  # also refuses NaN
             raise ValueError(f"a latency is a duration >= 0, not {latency_s!r}")
-        self._latencies.setdefault(provider, deque(maxlen=self.window)).append(latency_s)
+        window = self._latencies.setdefault(provider, deque())
+        ordered = self._sorted.setdefault(provider, [])
+        if len(window) == self.window:
+            del ordered[bisect.bisect_left(ordered, window.popleft())]
+        window.append(latency_s)
+        bisect.insort(ordered, latency_s)
 
     def count(self, provider: str) -> int:
         return len(self._latencies.get(provider, ()))
@@ -136,7 +145,7 @@ class LatencyTracker:
         """The nearest-rank `q` quantile of the provider's window; None with no latencies."""
         if not 0 < q <= 1:
             raise ValueError(f"a quantile is in (0, 1], not {q}")
-        latencies = sorted(self._latencies.get(provider, ()))
+        latencies = self._sorted.get(provider)
         if not latencies:
             return None
         return latencies[math.ceil(q * len(latencies)) - 1]
@@ -236,8 +245,7 @@ async def hedged(
     is_good: Callable[[T], bool],
     deadline: float,
     clock: Callable[[], float] = time.monotonic,
-    sleep: Callable[[float], Awaitable[object]] = asyncio.sleep,
-    stop: asyncio.Event | None = None,
+    stop: asyncio.Future[None] | None = None,
 ) -> HedgeResult[T]:
     """Race `primary` and, one by one, `backups`; the first answer `is_good` accepts wins.
 
@@ -246,7 +254,10 @@ async def hedged(
     on `clock`. Losers and anything still running at the deadline are cancelled, and
     awaited, before this returns, so the calls must honour cancellation. An exception
     from a call is a bad answer (in its `Attempt.error`); one from `is_good` is a bug
-    and propagates. Setting `stop` ends the race like the deadline would (`stopped`).
+    and propagates. Resolving `stop` ends the race like the deadline would (`stopped`).
+
+    Timers are the event loop's own (`asyncio.wait`'s timeout), not tasks: a race
+    whose primary answers at once costs one task.
     """
     if len(delays) != len(backups):
         raise ValueError(f"{len(backups)} backups need {len(backups)} delays, not {len(delays)}")
@@ -268,15 +279,13 @@ async def hedged(
 
     winner: Attempt[T] | None = None
     deadline_hit = stopped = False
-    timers: list[asyncio.Future[Any]] = []
-    stopping = asyncio.ensure_future(stop.wait()) if stop is not None else None
     try:
         while winner is None:
             now = clock()
             if now >= deadline:
                 deadline_hit = True
                 break
-            if stop is not None and stop.is_set():
+            if stop is not None and stop.done():
                 stopped = True
                 break
             more = len(attempts) < len(calls)
@@ -285,15 +294,11 @@ async def hedged(
                 continue
             if not running:
                 break  # every attempt answered badly
-            waiting = [*running, *([stopping] if stopping is not None else [])]
+            waiting = [*running, *([stop] if stop is not None else [])]
             wake = min(deadline, next_start if more else math.inf)
-            if wake < math.inf:
-                timer = asyncio.ensure_future(sleep(wake - now))
-                timers.append(timer)
-                waiting.append(timer)
-            done, _ = await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-            if wake < math.inf:
-                timers[-1].cancel()  # a no-op when it fired; its wake-up is recomputed anyway
+            done, _ = await asyncio.wait(
+                waiting, timeout=wake - now, return_when=asyncio.FIRST_COMPLETED
+            )
             for future in sorted((f for f in done if f in running), key=lambda f: running[f].index):
                 attempt = running.pop(future)
                 _settle(attempt, future, is_good, clock() - started)
@@ -309,12 +314,7 @@ async def hedged(
             else:
                 future.cancel()
                 attempt.outcome, attempt.ended_s = "cancelled", clock() - started
-        for pending in timers:
-            pending.cancel()
-        if stopping is not None:
-            stopping.cancel()
-            timers.append(stopping)
-        await asyncio.gather(*running, *timers, return_exceptions=True)
+        await asyncio.gather(*running, return_exceptions=True)
     return HedgeResult(
         value=winner.value if winner else None,
         winner=winner.index if winner else None,

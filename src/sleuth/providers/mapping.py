@@ -74,7 +74,8 @@ def lookup(record: Any, path: str) -> Any:
             if not isinstance(value, list) or step >= len(value):
                 return None
             value = value[step]
-        elif isinstance(value, Mapping):
+        # JSON bodies are dicts: the exact type is checked before the (slower) ABC.
+        elif type(value) is dict or isinstance(value, Mapping):
             value = value.get(step)
         else:
             return None

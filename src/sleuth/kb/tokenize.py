@@ -48,6 +48,9 @@ import rjieba
 
 Tokenizer = Literal["jieba", "trigram"]
 TOKENIZERS: tuple[Tokenizer, ...] = ("jieba", "trigram")
+#: How text becomes index terms, besides the tokenizer: a full-text index built by
+#: another version is rebuilt from the stored text (2: identifiers indexed whole too).
+ANALYSIS_VERSION = "2"
 TRIGRAM_MIN = 3
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"

@@ -14,6 +14,7 @@ import tantivy
 
 from sleuth.kb import IndexBusy, IndexReport, NotSearchable, engine, index_folder, search
 from sleuth.kb.store import SCHEMA_VERSION, unpack
+from sleuth.kb.tokenize import ANALYSIS_VERSION, analyze
 
 
 def write(path: Path, text: str) -> Path:
@@ -108,6 +109,28 @@ def test_switching_tokenizer_rebuilds_the_index(tmp_path: Path) -> None:
     )
     assert titles(db, "存策") == ["笔记"]  # substrings match with trigram
     assert titles(db, "缓存策略") == ["笔记"]
+
+
+def test_an_index_of_an_earlier_analysis_is_rebuilt_from_the_stored_text(tmp_path: Path) -> None:
+    """A knowledge base indexed before identifiers were indexed whole: the next run
+    rebuilds its full-text index (no file is parsed again), then finds them whole."""
+    db = tmp_path / "kb.db"
+    write(tmp_path / "n/serial.md", "# Serial\n\nLike MySQL's AUTO_INCREMENT.")
+    index_folder(db, tmp_path / "n")
+    index = engine.open_index(db, create=True)
+    writer = engine.Writer(index)  # as the earlier analysis indexed it: words only
+    writer.clear()
+    for section, doc, body in rows(db, "SELECT id, doc_id, body FROM sections"):
+        writer.add(section, doc, "serial", "serial", " ".join(analyze(unpack(body), "jieba")), "")
+    writer.close()
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'analysis'")
+    assert engine.search(index, ["auto_increment"], 5) == []
+
+    assert index_folder(db, tmp_path / "n") == IndexReport(unchanged=1, files=1)
+
+    assert len(engine.search(engine.open_index(db, create=False), ["auto_increment"], 5)) == 1
+    assert rows(db, "SELECT value FROM meta WHERE key = 'analysis'") == [(ANALYSIS_VERSION,)]
 
 
 def test_database_is_in_wal_mode(tmp_path: Path, notes: Path) -> None:

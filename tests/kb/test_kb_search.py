@@ -228,6 +228,29 @@ def test_more_mentions_rank_higher(tmp_path: Path, tokenizer: Tokenizer) -> None
     assert paths(search(tmp_path / "kb.db", "队列", 5)) == ["often.txt", "once.txt"]
 
 
+def test_an_identifier_finds_the_section_that_names_it(tmp_path: Path) -> None:
+    # Pages about its parts ("auto" this, "increment" that) mention them more often. (The
+    # trigram tokenizer indexes identifiers whole too, but there the parts' trigrams,
+    # matched in every "auto…" word, outweigh them on pages this small.)
+    (tmp_path / "n").mkdir()
+    (tmp_path / "n/serial.md").write_text(
+        "# Serial types\n\nA serial column is like MySQL's AUTO_INCREMENT: each row gets "
+        "the next value of a sequence, and rows inserted later get larger numbers."
+    )
+    (tmp_path / "n/auto-explain.md").write_text(
+        "# Auto explain\n\nThe auto explain module logs plans of slow queries auto"
+        "matically. Auto mode increments a counter; the increment is one per plan."
+    )
+    (tmp_path / "n/increments.md").write_text(
+        "# Increment and auto vacuum\n\nEach increment of the counter starts an auto "
+        "vacuum. A larger increment means fewer auto vacuums."
+    )
+    index_folder(tmp_path / "kb.db", tmp_path / "n")
+    assert paths(search(tmp_path / "kb.db", "mysql auto_increment equivalent", 5))[0] == (
+        "serial.md"
+    )
+
+
 def indexed(tmp_path: Path, files: dict[str, str], tokenizer: Tokenizer) -> Path:
     for name, text in files.items():
         (tmp_path / "n" / name).parent.mkdir(parents=True, exist_ok=True)

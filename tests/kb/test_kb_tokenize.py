@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import sleuth
-from sleuth.kb.tokenize import Tokenizer, analyze, build_query, segment
+from sleuth.kb.tokenize import Tokenizer, analyze, build_query, identifiers, index_form, segment
 
 
 def test_jieba_segments_chinese_and_lower_cases_english() -> None:
@@ -122,3 +122,24 @@ def test_ascii_text_splits_at_every_character_but_letters_and_digits() -> None:
     assert analyze(text, "jieba") == words
     # The same words when the text is not all ASCII (the other way of splitting it).
     assert analyze(text + " — café", "jieba") == [*words, "café"]
+
+
+def test_identifiers_are_indexed_whole_after_the_words() -> None:
+    assert index_form("Use lru_cache(maxsize) here", "jieba").split() == [
+        *["use", "lru", "cach", "maxsiz", "here"],
+        "lru_cache",
+    ]
+    assert index_form("no identifier here.", "jieba") == "no identifi here"
+
+
+def test_identifiers_are_words_joined_by_underscores_or_dots() -> None:
+    text = "See pg_hba.conf. Host 10.0.3.7, v1.2 and os.path.join; AUTO_INCREMENT 的 _x_y 2_a"
+    assert identifiers(text) == ["pg_hba.conf", "v1.2", "os.path.join", "auto_increment", "x_y"]
+    assert identifiers("End of a sentence. Next one, 3.14 and 1_000.") == []
+
+
+def test_a_query_looks_an_identifier_up_whole_as_well_as_by_its_parts() -> None:
+    query = build_query("mysql AUTO_INCREMENT equivalent", "jieba")
+    assert query.terms == ("mysql", "auto", "increment", "equival", "auto_increment")
+    assert ("auto", "increment") in query.pairs  # phrase credit for the parts stays
+    assert all("auto_increment" not in pair for pair in query.pairs)

@@ -1,7 +1,8 @@
 """The knowledge base's SQLite file: schema, connections, the remembered tokenizer.
 
 Tables:
-    meta            key/value: `schema_version`, `tokenizer` (jieba | trigram)
+    meta            key/value: `schema_version`, `tokenizer` (jieba | trigram),
+                    `analysis` (`tokenize.ANALYSIS_VERSION` of the full-text index)
     documents       one row per file, keyed by absolute path: root, path relative to
                     it, file:// URL, title, published_at, sha256 of its bytes, the
                     source it was indexed through ('' for none), its own tags (front
@@ -17,8 +18,9 @@ The text is stored here once; the full-text index beside the file
 level 6): about half the bytes of documentation text, so the whole index stays within
 1.5 times the text, for a few microseconds per shown section to inflate. `prepare`
 keeps the two in step: it rebuilds the full-text index from the stored text when it
-is missing, was built with another tokenizer, or does not hold one entry per stored
-section (an indexer stopped between the two commits).
+is missing, was built with another tokenizer or another version of the analysis, or
+does not hold one entry per stored section (an indexer stopped between the two
+commits).
 
 A database of another schema version (an older sleuth) is dropped and rebuilt empty
 by `prepare`; the indexer then adds every file again. Version 5 (before sources and
@@ -39,7 +41,7 @@ from typing import Any
 
 from sleuth.kb import engine
 from sleuth.kb.sections import unnumbered
-from sleuth.kb.tokenize import TOKENIZERS, Tokenizer, index_form
+from sleuth.kb.tokenize import ANALYSIS_VERSION, TOKENIZERS, Tokenizer, index_form
 
 SCHEMA_VERSION = "6"
 
@@ -123,7 +125,11 @@ def prepare(conn: sqlite3.Connection, db_path: Path, tokenizer: Tokenizer) -> An
         engine.remove_index(db_path)
     index = engine.open_index(db_path, create=True)
     (sections,) = conn.execute("SELECT count(*) FROM sections").fetchone()
-    if stored_tokenizer(conn) == tokenizer and engine.count(index) == sections:
+    if (
+        stored_tokenizer(conn) == tokenizer
+        and _meta(conn, "analysis") == ANALYSIS_VERSION
+        and engine.count(index) == sections
+    ):
         conn.commit()
         return index
     writer = engine.Writer(index)
@@ -131,6 +137,9 @@ def prepare(conn: sqlite3.Connection, db_path: Path, tokenizer: Tokenizer) -> An
     add_stored(conn, writer, tokenizer)
     writer.close()
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tokenizer', ?)", (tokenizer,))
+    conn.execute(
+        "INSERT OR REPLACE INTO meta (key, value) VALUES ('analysis', ?)", (ANALYSIS_VERSION,)
+    )
     conn.commit()
     return index
 

@@ -9,6 +9,12 @@ text is split into words of letters and digits (every other character separates,
 word is reduced to its Snowball stem (PyStemmer), so "indexes", "indexing" and
 "index" are one term.
 
+An identifier (words joined by `_` or `.`: `auto_increment`, `lru_cache`,
+`pg_hba.conf`) is also indexed whole, lower-cased and unstemmed, after the text's
+words (`index_form`), and a query looks it up whole besides its parts: "mysql
+AUTO_INCREMENT" then finds the section that names `AUTO_INCREMENT` rather than those
+about "auto" something (`auto_explain`) and increments.
+
 `trigram`: no dictionary. Words are indexed whole (stemmed) and, when three
 characters or longer, also as their overlapping character trigrams, so a query
 finds substrings of three or more characters; a Chinese run is indexed as its
@@ -26,6 +32,8 @@ statement", "the in operator") and is a term like any other.
 ['index', 'of', '分布', '布式', '分布式', '缓存']
 >>> build_query("The CACHE caches", "jieba").terms
 ('cach',)
+>>> index_form("lru_cache(maxsize)", "jieba")
+'lru cach maxsiz lru_cache'
 """
 
 from __future__ import annotations
@@ -40,6 +48,9 @@ import rjieba
 
 Tokenizer = Literal["jieba", "trigram"]
 TOKENIZERS: tuple[Tokenizer, ...] = ("jieba", "trigram")
+#: How text becomes index terms, besides the tokenizer: a full-text index built by
+#: another version is rebuilt from the stored text (2: identifiers indexed whole too).
+ANALYSIS_VERSION = "2"
 TRIGRAM_MIN = 3
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -54,6 +65,14 @@ _ASCII_SEPARATORS = str.maketrans(
 )
 # Words the stemmer is for: Latin letters only (not numbers, versions or Chinese).
 _ENGLISH = re.compile(r"[a-z]+")
+# An identifier in lower-cased text: a word that starts with a letter and joins more
+# words with `_` or `.` (not a number such as 10.0.3.7, nor a sentence's full stop).
+_IDENTIFIER = re.compile(r"[a-z][a-z0-9]*+(?:[._][a-z0-9]++)+")
+# Where one may be: a `_` or `.` before a letter or digit. Looking for these first and
+# reading the identifier around each is four times faster than matching every word.
+_JOINT = re.compile(r"[._](?=[a-z0-9])")
+_RUN = re.compile(r"[a-z0-9._]+")
+_RUN_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._")
 
 #: Function words of questions, in English and Chinese: not query terms on their own.
 # fmt: off
@@ -84,9 +103,9 @@ class Query:
     """A user query prepared for one tokenizer.
 
     `terms` are the index terms to look up (unique, in query order, function words
-    left out unless nothing else is left); `pairs` the adjacent content terms of the
-    query, for phrase credit; `words` the lower-cased words of the query and their
-    stems, to choose the snippet with.
+    left out unless nothing else is left, then the query's identifiers whole); `pairs`
+    the adjacent content terms of the query, for phrase credit; `words` the lower-cased
+    words of the query and their stems, to choose the snippet with.
     """
 
     terms: tuple[str, ...]
@@ -119,8 +138,29 @@ def _words(lowered: str) -> list[str]:
 
 
 def index_form(text: str, tokenizer: Tokenizer) -> str:
-    """The text handed to the engine for indexing: its terms joined by spaces."""
-    return " ".join(analyze(text, tokenizer))
+    """The text handed to the engine for indexing: its terms joined by spaces, then its
+    identifiers whole (after the text, so that no phrase of its words is broken)."""
+    terms = analyze(text, tokenizer)
+    whole = identifiers(text)
+    return " ".join(terms + whole if whole else terms)
+
+
+def identifiers(text: str) -> list[str]:
+    """The identifiers of `text`, lower-cased, in order: `pg_hba.conf`, `lru_cache`."""
+    lowered = text.lower()
+    found: list[str] = []
+    end = 0
+    for joint in _JOINT.finditer(lowered):
+        start = joint.start()
+        if start < end:  # inside the identifier just read
+            continue
+        while start and lowered[start - 1] in _RUN_CHARACTERS:
+            start -= 1
+        run = _RUN.match(lowered, start)
+        if run is not None:
+            end = run.end()
+            found += _IDENTIFIER.findall(run.group())
+    return found
 
 
 def segment(text: str) -> str:
@@ -134,7 +174,7 @@ def build_query(text: str, tokenizer: Tokenizer) -> Query:
     sequence = analyze(text, tokenizer)
     kept = _content(sequence)
     content = [term for term, keep in zip(sequence, kept, strict=True) if keep]
-    terms = _unique(content or sequence)
+    terms = _unique([*(content or sequence), *identifiers(text)])
     # Neighbours in the query, function words left out ("create an index" pairs nothing),
     # and Chinese left out: jieba's search mode gives a word's pieces beside the word
     # (服务 务器 服务器), and pairing them counted one word three times over.

@@ -41,7 +41,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import ResultItem
 from sleuth.extract.models import ExtractedPage
-from sleuth.stages.results.dedupe_details import compare_items, text_numbers, title_numbers
+from sleuth.stages.results.dedupe_details import (
+    compare_items,
+    coverage_at_most,
+    text_numbers,
+    title_numbers,
+)
 from sleuth.text import tokens
 
 __all__ = ["DedupeSettings", "canonical_url", "dedupe", "dedupe_pages", "hamming", "simhash"]
@@ -380,6 +385,8 @@ def _details_differ(a: ResultItem, b: ResultItem, settings: DedupeSettings) -> b
 
 def _same_content(a: ResultItem, b: ResultItem, settings: DedupeSettings) -> bool:
     """Whether two items SimHash finds a little apart are one page's text word by word."""
+    if coverage_at_most(a.title, a.snippet, b.title, b.snippet) < settings.content_min_coverage:
+        return False  # too few words in common for any alignment: not worth aligning
     comparison = compare_items(a.title, a.snippet, b.title, b.snippet)
     return (
         not comparison.distinct

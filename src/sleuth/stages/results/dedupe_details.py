@@ -280,9 +280,17 @@ def _tokens(text: str) -> tuple[str, ...]:
 
 def _shared_at_most(a: str, b: str) -> tuple[int, int]:
     """Tokens of `a` and `b` in common as multisets, and the shorter one's length."""
-    first, second = _folded(_tokens(a)), _folded(_tokens(b))
-    common = Counter(first) & Counter(second)
-    return sum(common.values()), min(len(first), len(second))
+    first, second = _bag(_folded(_tokens(a))), _bag(_folded(_tokens(b)))
+    if len(first) > len(second):
+        first, second = second, first
+    shared = sum(min(count, second.get(token, 0)) for token, count in first.items())
+    return shared, min(first.total(), second.total())
+
+
+@lru_cache(maxsize=4096)
+def _bag(tokens: tuple[str, ...]) -> Counter[str]:
+    """How often each token occurs (not to be changed: cached, each text meets many)."""
+    return Counter(tokens)
 
 
 @lru_cache(maxsize=4096)

@@ -116,7 +116,9 @@ def safe_text(text: str) -> str:
     """
     if not text:
         return text
-    text = _CONTROL.sub("", text)
+    # Control characters are unprintable: a printable text (most are) has none to remove.
+    if not text.isprintable():
+        text = _CONTROL.sub("", text)
     if "&" in text:
         text = _decoded(text)
     if "<" in text:
@@ -152,7 +154,7 @@ def safe_url(url: str | None, *, allow_file: bool = False) -> str | None:
     text = url.strip(_URL_TRIM)
     if _HAS_URL_DELETED.search(text):
         text = text.translate(_URL_DELETED)
-    if _CONTROL.search(text):
+    if not text.isprintable() and _CONTROL.search(text):
         return None
     try:
         parts = urlsplit(text)

@@ -21,6 +21,7 @@ from _common import percentile
 from sleuth.config import Settings
 from sleuth.gateway import Sleuth
 from sleuth.providers.base import HttpRequest
+from sleuth.stages.links import split_link
 from sleuth.stages.verify.trust import scheme_and_domain
 from sleuth.text import tokens
 from sleuth.transport import RawResponse
@@ -129,6 +130,7 @@ async def run(runs: int) -> None:
     for _ in range(runs):
         tokens.cache_clear()  # a new search brings new snippets: no help from the last one
         scheme_and_domain.cache_clear()  # ... and new URLs
+        split_link.cache_clear()
         started = time.perf_counter()
         response = await sleuth.search(request)
         totals.append((time.perf_counter() - started) * 1000)

@@ -35,12 +35,13 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from hashlib import blake2b
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import ResultItem
 from sleuth.extract.models import ExtractedPage
+from sleuth.stages.links import split_link
 from sleuth.stages.results.dedupe_details import (
     compare_items,
     coverage_at_most,
@@ -198,10 +199,12 @@ def canonical_url(url: str, settings: DedupeSettings) -> str:
     """
     url = url.strip()
     try:
-        parts = urlsplit(url)
-        port = parts.port
+        parts = split_link(url)
     except ValueError:
         return url
+    if parts.port_error:
+        return url
+    port = parts.port
     drop = _param_matcher(tuple(settings.tracking_params), tuple(settings.session_params))
 
     scheme = parts.scheme.lower()

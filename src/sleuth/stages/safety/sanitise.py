@@ -52,7 +52,6 @@ import html
 import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 import nh3
 
@@ -65,6 +64,7 @@ from sleuth.contract import (
     SearchResponse,
     SummarySentence,
 )
+from sleuth.stages.links import split_link
 
 __all__ = [
     "UNSAFE_URL_FLAG",
@@ -157,11 +157,12 @@ def safe_url(url: str | None, *, allow_file: bool = False) -> str | None:
     if not text.isprintable() and _CONTROL.search(text):
         return None
     try:
-        parts = urlsplit(text)
-        host = parts.hostname
-        parts.port  # noqa: B018 - read for its check: a port out of range raises
+        parts = split_link(text)
     except ValueError:
         return None
+    if parts.port_error:  # a port out of range or not a number
+        return None
+    host = parts.hostname
     scheme = parts.scheme.lower()
     # file: links run nothing; they name the local knowledge base's files (no host).
     local_file = allow_file and scheme == "file" and not host and parts.path

@@ -20,6 +20,12 @@ character by character) and compared:
   the snippet, say: "guide by alpha" / "guide by beta", "alpha explains" / "beta
   explains"), which is a template's slot filled twice, not an edit.
 
+Alignment is the costly part, so two exact tests come first: titles (where every
+difference counts) that hold a number or a Chinese character a different number of
+times differ in a detail however they align (`compare`), and a pair whose tokens in
+common, counted as multisets, already fall short of the coverage asked for cannot
+reach it aligned (`coverage_at_most`).
+
 A title's trailing site name (" - Reuters", "_新浪财经") is set aside when it holds no
 digit; titles are sent whole, so only a cut marked by an ellipsis may run shorter.
 Full-width forms read as their ASCII ones (NFKC). Pure: no I/O.

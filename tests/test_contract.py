@@ -3,9 +3,16 @@
 import json
 
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
-from sleuth.contract import SCHEMAS, SearchRequest, SearchResponse, describe_validation_error
+from sleuth.contract import (
+    SCHEMAS,
+    ProjectedItem,
+    ResultItem,
+    SearchRequest,
+    SearchResponse,
+    describe_validation_error,
+)
 from sleuth.errors import InvalidRequest
 from sleuth.gateway import parse_request
 
@@ -143,3 +150,19 @@ def test_the_schemas_agents_read_carry_words_not_python_sessions() -> None:
         assert ">>>" not in schema
     described = SearchRequest.model_json_schema()["description"]
     assert described == "One search, as an agent asks for it."
+
+
+def test_result_copies_are_what_pydantic_copies_them_as() -> None:
+    item = ResultItem(
+        id="1", url="https://a.example/", providers=["p"], ranks={"p": 1}, flags=["x"]
+    )
+    for model in (item, ProjectedItem(title="t", url="https://a.example/")):
+        update = {"title": "new", "flags": ["y"]}
+        quick = model.model_copy(update=update)
+        generic = BaseModel.model_copy(model, update=update)
+        assert quick == generic
+        assert quick.model_fields_set == generic.model_fields_set
+        assert quick.model_dump(exclude_unset=True) == generic.model_dump(exclude_unset=True)
+        assert model.title != "new" and quick.title == "new"  # the original is untouched
+        assert model.model_copy() == model and model.model_copy() is not model
+        assert model.model_copy(deep=True) == model

@@ -12,6 +12,19 @@ def test_tokens_split_latin_words_and_chinese_bigrams() -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # Without Chinese a shorter path runs: the same words, underscores and all.
+        ("snake_case__x  Ünïcode café’s 3.12.1 -x- a..b", ("snake", "case", "x", "ünïcode")),
+        ("Ⅻ ½ ² ١٢٣ ΣΑΣ", ("ⅻ", "½", "²", "١٢٣", "σας")),
+    ],
+)
+def test_texts_without_chinese_keep_their_tokens(text: str, expected: tuple[str, ...]) -> None:
+    assert tokens(text)[: len(expected)] == expected
+    assert tokens(text) == tokens(text + " 中")[:-1]  # as the Chinese path reads them
+
+
+@pytest.mark.parametrize(
     ("text", "sentences"),
     [
         ("第一句。第二句！第三句？", ["第一句。", "第二句！", "第三句？"]),

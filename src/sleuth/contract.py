@@ -13,8 +13,9 @@ accepts (see `describe_validation_error`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Annotated, Any, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, Self, get_args, get_origin
 
 from pydantic import (
     BaseModel,
@@ -202,7 +203,28 @@ class SearchRequest(BaseModel):
         return list(dict.fromkeys(tag.lower() for tag in value))
 
 
-class ResultItem(BaseModel):
+class _QuickCopy(BaseModel):
+    """`model_copy` without pydantic's generic `__copy__` (three `copy.copy` calls and a
+    private-attribute scan): the stages copy every result several times per search.
+    Same result for these models, which forbid extras and hold no private attributes."""
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        if deep:
+            return super().model_copy(update=update, deep=deep)
+        copied = self.__class__.__new__(self.__class__)
+        values = self.__dict__.copy()
+        fields_set = set(self.__pydantic_fields_set__)
+        if update:
+            values.update(update)
+            fields_set.update(update)
+        object.__setattr__(copied, "__dict__", values)
+        object.__setattr__(copied, "__pydantic_extra__", None)
+        object.__setattr__(copied, "__pydantic_fields_set__", fields_set)
+        object.__setattr__(copied, "__pydantic_private__", None)
+        return copied
+
+
+class ResultItem(_QuickCopy):
     """One result after normalisation, before projection."""
 
     model_config = ConfigDict(extra="forbid", title="ResultItem")
@@ -247,7 +269,7 @@ class ResultItem(BaseModel):
     )
 
 
-class ProjectedItem(BaseModel):
+class ProjectedItem(_QuickCopy):
     """A result as the agent receives it: the always tier plus what `include` asked for.
 
     Fields that were not projected are absent from the JSON, not null.

@@ -2,7 +2,8 @@
 
     guard → rewrite → cache (a fresh hit returns here) → fan-out (concurrent, one
     deadline; per provider: breaker, quota, retry, hedging to backups) → normalize
-    → scope → screen injections → clean → dedupe → verify (dates, trust) → rank
+    → scope → screen injections → clean → dedupe → rank → verify (dates, trust; of
+      the results shown only: rank reads neither)
     → with include content, the top results' pages read, then judged by what they
       say (content policy, dedupe on full text, the page's dates, its TLS in trust)
     → facts (over the results returned) → project → summarize → confidence
@@ -533,12 +534,14 @@ class Sleuth:
             merged.degradations.extend(withheld)
         with timer.stage("dedupe"):
             candidates = dedupe(candidates, settings.dedupe)
-        with timer.stage("verify"):
-            candidates = date_items(candidates, now, settings.dates)
-            candidates = score_items(candidates, settings.trust, self.click_priors)
+        shown = min(req.max_results, settings.projection.max_items)
         with timer.stage("rank"):
-            candidates = rank(candidates, rewritten.terms, settings.rank)
-        top = candidates[: min(req.max_results, settings.projection.max_items)]
+            top = rank(candidates, rewritten.terms, settings.rank, limit=shown)
+        with timer.stage("verify"):
+            # Dates and trust are judged result by result and rank reads neither: only
+            # the results that reach the answer are judged, with the same outcome.
+            top = date_items(top, now, settings.dates)
+            top = score_items(top, settings.trust, self.click_priors)
         # Intent is read from the query as typed: a query the guard neutralised keeps
         # what it asked of the answer ("..., cite your sources" still brings url).
         include = self._include_for(req, req.query, now)

@@ -23,6 +23,8 @@ CJK_RUN = re.compile(f"[{CJK}]+")
 # Either a run of Chinese characters or a Latin/digit word (3.12, don't, covid-19);
 # a word never swallows an adjacent Chinese run ("Python发布" is two tokens).
 _TOKEN = re.compile(rf"([{CJK}]+)|([^\W_{CJK}]+(?:[.'’-][^\W_{CJK}]+)*)", re.UNICODE)
+# The same words in a text without Chinese: no groups, so `findall` returns the tokens.
+_WORD = re.compile(r"[^\W_]+(?:[.'’-][^\W_]+)*", re.UNICODE)
 # A sentence ends at Chinese 。！？ (no space needed), at ! or ? followed by space or the
 # end, and at "." followed by the end or by space and a word that does not start in
 # lower case: "3.5", "the www. prefix" and "e.g. this" do not end a sentence. Closing
@@ -52,8 +54,11 @@ def tokens(text: str) -> tuple[str, ...]:
 
     Cached: dedupe and rank tokenise the same titles and snippets in one search.
     """
+    lowered = text.lower()
+    if lowered.isascii() or not CJK_RUN.search(lowered):
+        return tuple(_WORD.findall(lowered))
     out: list[str] = []
-    for cjk, word in _TOKEN.findall(text.lower()):
+    for cjk, word in _TOKEN.findall(lowered):
         if not cjk:
             out.append(word)
         elif len(cjk) == 1:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
+
 import pytest
 from pydantic import ValidationError
 
@@ -183,3 +186,11 @@ def test_settings_defaults_and_strictness() -> None:
         CleanSettings(max_snippet_chars=0)
     with pytest.raises(ValidationError):
         CleanSettings.model_validate({"drop_adverts": True})
+
+
+def test_every_invisible_character_removed_is_unprintable() -> None:
+    # strip_html looks for invisible characters only in unprintable texts.
+    clean_module = importlib.import_module("sleuth.stages.results.clean")
+    invisible = [chr(c) for c in range(sys.maxunicode + 1) if clean_module._INVISIBLE.match(chr(c))]
+    assert invisible and not any(char.isprintable() for char in invisible)
+    assert strip_html("zero\u200bwidth\ufeff and soft\u00adhyphen") == "zerowidth and softhyphen"

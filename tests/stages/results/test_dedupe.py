@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from sleuth.contract import ResultItem
 from sleuth.extract.models import ExtractedPage
+from sleuth.stages.results import dedupe_details as details
 from sleuth.stages.results.dedupe import (
     DedupeSettings,
     canonical_url,
@@ -571,3 +572,32 @@ def test_a_result_without_content_is_not_judged_by_its_page() -> None:
     assert dedupe_pages([first, withheld], pages, SETTINGS) == [first, withheld]
     off = DedupeSettings(page_simhash_max_distance=0)
     assert len(dedupe_pages([first, first.model_copy(update={"id": "x"})], pages, off)) == 2
+
+
+def _labelled_texts() -> list[tuple[str, str]]:
+    """The labelled templated set's titles and snippets: pages of one template and
+    copies of one page, Chinese and English, every pair of them compared below."""
+    lines = (DATA / "dedupe" / "templated.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines if line.strip()]
+    return [(row["title"], row["snippet"]) for row in rows]
+
+
+def test_titles_told_apart_without_aligning_them_are_told_apart_by_the_alignment() -> None:
+    texts = _labelled_texts()
+    assert len(texts) > 50
+    shortcuts = 0
+    for (title_a, _), (title_b, _) in itertools.combinations(texts, 2):
+        quick = details.compare(title_a, title_b, ends_may_differ=False)
+        aligned = details._aligned(title_a, title_b, ends_may_differ=False)
+        assert quick.distinct == aligned.distinct, (title_a, title_b)
+        shortcuts += quick.shared == 0 and aligned.shared > 0
+    assert shortcuts > 0  # the shortcut was taken, and agreed each time
+
+
+def test_coverage_bound_is_never_below_the_aligned_coverage() -> None:
+    texts = _labelled_texts()
+    for (title_a, snippet_a), (title_b, snippet_b) in itertools.combinations(texts, 2):
+        aligned = details.compare_items(title_a, snippet_a, title_b, snippet_b)
+        if not aligned.distinct:
+            bound = details.coverage_at_most(title_a, snippet_a, title_b, snippet_b)
+            assert bound >= aligned.coverage, (title_a, title_b)

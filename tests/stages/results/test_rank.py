@@ -168,3 +168,32 @@ def test_settings_defaults_and_strictness() -> None:
         RankSettings(bm25_b=1.5)
     with pytest.raises(ValidationError):
         RankSettings.model_validate({"k": 10})
+
+
+def test_dates_and_trust_do_not_move_a_result_so_they_may_be_judged_after_rank() -> None:
+    # The gateway dates and scores only the results rank puts in the answer.
+    plain = [
+        item("old", "Python 3.13 release notes", "What is new.", bing=1),
+        item("new", "Python 3.13 is out", "Python 3.13 released today.", bing=2),
+        item("other", "Rust notes", "Rust 1.80.", ddg=1),
+    ]
+    judged = [
+        plain[0].model_copy(update={"freshness": "archive", "source_trust_score": 0.1}),
+        plain[1].model_copy(update={"freshness": "realtime", "source_trust_score": 0.9}),
+        plain[2].model_copy(update={"dated_from": "url", "trust_breakdown": {"authority": 1.0}}),
+    ]
+    for reordered in (judged, judged[::-1]):
+        by_id = {i.id: i for i in plain}
+        expected = rank([by_id[i.id] for i in reordered], ["python", "3.13"], SETTINGS)
+        assert ids(rank(reordered, ["python", "3.13"], SETTINGS)) == ids(expected)
+
+
+def test_limit_keeps_the_best_and_their_relevance() -> None:
+    items = [
+        item("a", "Python packaging", bing=1),
+        item("b", "Python 3.13 GIL", bing=2),
+        item("c", "Rust", bing=3),
+    ]
+    everything = rank(items, ["gil"], SETTINGS)
+    assert rank(items, ["gil"], SETTINGS, limit=2) == everything[:2]
+    assert rank(items, ["gil"], SETTINGS, limit=0) == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from sleuth.providers.base import RawHit
 from sleuth.stages.results.clean import CleanSettings, clean
 from sleuth.stages.results.normalize import normalize
 from sleuth.stages.results.project import ProjectionSettings, project
+from sleuth.stages.safety import sanitise
 from sleuth.stages.safety.sanitise import (
     UNSAFE_URL_FLAG,
     safe_text,
@@ -337,3 +339,11 @@ def test_file_links_are_kept_only_on_the_local_knowledge_bases_own_results() -> 
     for item in (dropped, merged):
         assert item.url is None and item.sources == []
         assert item.degraded and item.missing == ["url"]
+
+
+def test_every_control_character_removed_is_unprintable() -> None:
+    # safe_text and safe_url look for control characters only in unprintable texts.
+    removed = [chr(c) for c in range(sys.maxunicode + 1) if sanitise._CONTROL.fullmatch(chr(c))]
+    assert len(removed) == 32 - 3 + 1 + 32  # C0 but tab, LF and CR; DEL; C1
+    assert not any(char.isprintable() for char in removed)
+    assert safe_text("a\x00b\x85c\tz") == "abc\tz"

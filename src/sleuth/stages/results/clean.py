@@ -93,7 +93,8 @@ def strip_html(text: str) -> str:
     if "<" in text or "&" in text:
         text = html.unescape(_strip_tags(_WORD_BREAK_TAG.sub(" ", text)))
     # A scan finds none in most texts; str.translate with a mapping cost 50 us a snippet.
-    if _INVISIBLE.search(text):
+    # They are all format characters, which are unprintable: most texts need no scan.
+    if not text.isprintable() and _INVISIBLE.search(text):
         text = _INVISIBLE.sub("", text)
     return " ".join(text.split())
 

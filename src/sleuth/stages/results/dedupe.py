@@ -35,13 +35,19 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from hashlib import blake2b
 from typing import Any
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, quote, urlencode, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import ResultItem
 from sleuth.extract.models import ExtractedPage
-from sleuth.stages.results.dedupe_details import compare_items, text_numbers, title_numbers
+from sleuth.stages.links import split_link
+from sleuth.stages.results.dedupe_details import (
+    compare_items,
+    coverage_at_most,
+    text_numbers,
+    title_numbers,
+)
 from sleuth.text import tokens
 
 __all__ = ["DedupeSettings", "canonical_url", "dedupe", "dedupe_pages", "hamming", "simhash"]
@@ -193,10 +199,12 @@ def canonical_url(url: str, settings: DedupeSettings) -> str:
     """
     url = url.strip()
     try:
-        parts = urlsplit(url)
-        port = parts.port
+        parts = split_link(url)
     except ValueError:
         return url
+    if parts.port_error:
+        return url
+    port = parts.port
     drop = _param_matcher(tuple(settings.tracking_params), tuple(settings.session_params))
 
     scheme = parts.scheme.lower()
@@ -380,6 +388,8 @@ def _details_differ(a: ResultItem, b: ResultItem, settings: DedupeSettings) -> b
 
 def _same_content(a: ResultItem, b: ResultItem, settings: DedupeSettings) -> bool:
     """Whether two items SimHash finds a little apart are one page's text word by word."""
+    if coverage_at_most(a.title, a.snippet, b.title, b.snippet) < settings.content_min_coverage:
+        return False  # too few words in common for any alignment: not worth aligning
     comparison = compare_items(a.title, a.snippet, b.title, b.snippet)
     return (
         not comparison.distinct

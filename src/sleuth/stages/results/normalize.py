@@ -12,10 +12,10 @@ import html
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from urllib.parse import urlsplit
 
 from sleuth.contract import Freshness, ResultItem
 from sleuth.providers.base import RawHit
+from sleuth.stages.links import split_link
 
 
 def parse_date(value: str | None) -> datetime | None:
@@ -53,7 +53,7 @@ def freshness_of(published_at: datetime | None, now: datetime) -> Freshness:
 def domain_of(url: str | None) -> str | None:
     if not url:
         return None
-    host = urlsplit(url).hostname
+    host = split_link(url).hostname
     return host.removeprefix("www.") if host else None
 
 

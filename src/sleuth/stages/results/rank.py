@@ -101,9 +101,14 @@ def bm25_scores(
 
 
 def rank(
-    items: Sequence[ResultItem], query_terms: Sequence[str], settings: RankSettings
+    items: Sequence[ResultItem],
+    query_terms: Sequence[str],
+    settings: RankSettings,
+    *,
+    limit: int | None = None,
 ) -> list[ResultItem]:
-    """Copies of `items`, best first, each with `relevance` set (the best is 1.0).
+    """Copies of `items`, best first, each with `relevance` set (the best is 1.0); with
+    `limit`, only the first `limit` of them (all are scored: relevance is relative).
 
     The BM25 order puts positive scores first, highest first; items that do not
     match (score 0) follow in their providers' order (best position any back end
@@ -127,7 +132,7 @@ def rank(
         for index, item in enumerate(items)
     ]
     top = max(fused)
-    order = sorted(range(len(items)), key=lambda index: -fused[index])
+    order = sorted(range(len(items)), key=lambda index: -fused[index])[:limit]
     return [
         items[index].model_copy(update={"relevance": fused[index] / top if top > 0 else 0.0})
         for index in order

@@ -43,12 +43,12 @@ import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from sleuth.contract import Degradation, ResultItem
 from sleuth.extract.models import ExtractedPage
+from sleuth.stages.links import split_link
 from sleuth.text import CJK, is_cjk, language_of
 
 __all__ = [
@@ -222,7 +222,7 @@ def _host(item: ResultItem) -> str | None:
 
 def _host_of(url: str) -> str | None:
     try:
-        host = urlsplit(url).hostname
+        host = split_link(url).hostname
     except ValueError:
         return None
     return host.removeprefix("www.").strip(".") if host else None

@@ -561,8 +561,10 @@ def _hidden(
             for m in tables.BIDI_OVERRIDE.finditer(text)
         )
         found.extend((m.start(), m.end(), "hidden_text:tag_characters") for m in tag_runs(text))
-    # a long run of whitespace has two spaces in a row or a tab, a line break, ...
-    if not text.isascii() or "  " in text or not text.isprintable():
+    # a long run of whitespace has two spaces in a row or a tab, a line break, ...: every
+    # whitespace character but the ASCII space is unprintable (Unicode's Separator and
+    # Other categories), so a printable text without "  " has no run to look for
+    if "  " in text or not text.isprintable():
         for match in compiled.whitespace_run.finditer(text):
             ends = [m.end() for m in tables.SENTENCE_END.finditer(text, match.end())]
             found.append(

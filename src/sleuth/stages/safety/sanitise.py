@@ -52,7 +52,6 @@ import html
 import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
 
 import nh3
 
@@ -65,6 +64,7 @@ from sleuth.contract import (
     SearchResponse,
     SummarySentence,
 )
+from sleuth.stages.links import split_link
 
 __all__ = [
     "UNSAFE_URL_FLAG",
@@ -116,7 +116,9 @@ def safe_text(text: str) -> str:
     """
     if not text:
         return text
-    text = _CONTROL.sub("", text)
+    # Control characters are unprintable: a printable text (most are) has none to remove.
+    if not text.isprintable():
+        text = _CONTROL.sub("", text)
     if "&" in text:
         text = _decoded(text)
     if "<" in text:
@@ -152,14 +154,15 @@ def safe_url(url: str | None, *, allow_file: bool = False) -> str | None:
     text = url.strip(_URL_TRIM)
     if _HAS_URL_DELETED.search(text):
         text = text.translate(_URL_DELETED)
-    if _CONTROL.search(text):
+    if not text.isprintable() and _CONTROL.search(text):
         return None
     try:
-        parts = urlsplit(text)
-        host = parts.hostname
-        parts.port  # noqa: B018 - read for its check: a port out of range raises
+        parts = split_link(text)
     except ValueError:
         return None
+    if parts.port_error:  # a port out of range or not a number
+        return None
+    host = parts.hostname
     scheme = parts.scheme.lower()
     # file: links run nothing; they name the local knowledge base's files (no host).
     local_file = allow_file and scheme == "file" and not host and parts.path
@@ -186,7 +189,8 @@ def sanitise_item(item: ResultItem, *, allow_file: bool = False) -> ResultItem:
         "snippet": safe_text(item.snippet),
         "url": url,
         "domain": None if item.domain is None else safe_text(item.domain),
-        "sources": _safe_urls(item.sources, allow_file=allow_file),
+        # The item's own link is most often its only source: judged once.
+        "sources": _safe_urls(item.sources, allow_file=allow_file, known=(item.url, url)),
         "fields": _safe_value(item.fields),
     }
     # Most items are clean already: copy only what changed (a copy costs more than the checks).
@@ -272,13 +276,32 @@ def _equals_stand_in(match: re.Match[str]) -> str:
     return match.group(0)[:-1] + _EQUALS_STAND_IN
 
 
-def _safe_urls(urls: Sequence[str], *, allow_file: bool = False) -> list[str]:
-    found = (safe_url(url, allow_file=allow_file) for url in urls)
+def _safe_urls(
+    urls: Sequence[str],
+    *,
+    allow_file: bool = False,
+    known: tuple[str | None, str | None] = (None, None),
+) -> list[str]:
+    """`safe_url` of each of `urls`, the unsafe ones left out; `known` is one link
+    already judged, with its verdict."""
+    link, verdict = known
+    found = (verdict if url == link else safe_url(url, allow_file=allow_file) for url in urls)
     return [safe for safe in found if safe is not None]
 
 
 def _safe_value(value: Any) -> Any:
     """Provider extras with every string made safe, keys included."""
+    # Exact types first: most extras are plain str, dict and list, and an isinstance
+    # check against the Mapping ABC costs several times more.
+    kind = type(value)
+    if kind is str:
+        return safe_text(value)
+    if kind is dict:
+        return {safe_text(str(key)): _safe_value(inner) for key, inner in value.items()}
+    if kind is list:
+        return [_safe_value(inner) for inner in value]
+    if kind in (int, float, bool) or value is None:
+        return value
     if isinstance(value, str):
         return safe_text(value)
     if isinstance(value, Mapping):

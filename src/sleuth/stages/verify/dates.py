@@ -58,12 +58,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import ResultItem
 from sleuth.extract.models import ExtractedPage
+from sleuth.stages.links import split_link
 from sleuth.stages.results.normalize import freshness_of
 
 __all__ = [
@@ -360,7 +360,7 @@ def _in_url(
     if not url:
         return None
     best: tuple[int, datetime, str] | None = None
-    for match in _URL_PATTERN.finditer(urlsplit(url).path):
+    for match in _URL_PATTERN.finditer(split_link(url).path):
         g = match.group
         if g("y"):
             at = _make(g("y"), g("m"), g("d"))

@@ -142,47 +142,51 @@ class _TermMatcher:
     """
 
     def __init__(self, terms: tuple[str, ...]) -> None:
-        by_first: dict[str, list[str]] = {}
-        for term in sorted(terms, key=len, reverse=True):
-            by_first.setdefault(term[0], []).append(term)
-        self._by_first = by_first
-        self._first_words = sorted({term.split(" ", 1)[0] for term in terms})
+        # Longest first: at one place the first that fits wins. Each with its first
+        # word (what `str.find` looks for) and whether it has more words than that.
+        self._terms = [
+            (rank, term, term.split(" ", 1)[0], " " in term)
+            for rank, term in enumerate(sorted(terms, key=len, reverse=True))
+        ]
 
     def hits(self, text: str) -> list[tuple[int, int, str]]:
-        starts: set[int] = set()
-        for word in self._first_words:
-            at = text.find(word)
+        fits: list[tuple[int, int, int, str, bool]] = []  # (start, rank, end, term, spaced)
+        for rank, term, first, spaced in self._terms:
+            at = text.find(first)
             while at != -1:
-                starts.add(at)
-                at = text.find(word, at + 1)
+                # A one-word term was found whole by `find`: only its edges are checked.
+                end = _matched_end(text, at, term, whole=not spaced)
+                if end is not None:
+                    fits.append((at, rank, end, term, spaced))
+                at = text.find(first, at + 1)
+        fits.sort()
         found: list[tuple[int, int, str]] = []
         free = 0  # matches never overlap
-        for start in sorted(starts):
-            if start < free:
-                continue
-            for term in self._by_first.get(text[start], ()):
-                end = _matched_end(text, start, term)
-                if end is not None:
-                    found.append((start, end, " ".join(text[start:end].split())))
-                    free = end
-                    break
+        for start, _, end, term, spaced in fits:
+            if start >= free:
+                found.append((start, end, " ".join(text[start:end].split()) if spaced else term))
+                free = end
         return found
 
 
-def _matched_end(text: str, start: int, term: str) -> int | None:
-    """Where `term` ends when it is found at `start` by the rules of `_TermMatcher`."""
+def _matched_end(text: str, start: int, term: str, *, whole: bool = False) -> int | None:
+    """Where `term` ends when it is found at `start` by the rules of `_TermMatcher`;
+    `whole`: the text is known to hold `term` itself there, only its edges count."""
     before = text[start - 1] if start else ""
     if term[0] in _ASCII_LETTERS and (before in _ASCII_LETTERS or before in _ASCII_DIGITS):
         return None
     if term[0] in _ASCII_DIGITS and (before in _ASCII_DIGITS or before == "."):
         return None
-    at = start
-    for char in term:
-        if at >= len(text):
-            return None
-        if (char == " " and not text[at].isspace()) or (char != " " and text[at] != char):
-            return None
-        at += 1
+    if whole:
+        at = start + len(term)
+    else:
+        at = start
+        for char in term:
+            if at >= len(text):
+                return None
+            if (char == " " and not text[at].isspace()) or (char != " " and text[at] != char):
+                return None
+            at += 1
     after = text[at] if at < len(text) else ""
     last = term[-1]
     if last.isascii() and last.isalpha() and after in _ASCII_LETTERS:

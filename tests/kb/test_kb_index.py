@@ -362,3 +362,16 @@ def test_workers_are_forked_only_from_a_process_without_other_threads() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["fork", "forkserver"]
+
+
+def test_a_linked_file_links_to_its_target(tmp_path: Path) -> None:
+    write(tmp_path / "elsewhere/real.md", "# Real\n\nThe zyzzyva note.")
+    write(tmp_path / "n/plain.md", "# Plain\n\nA plain zyzzyva note.")
+    (tmp_path / "n/link.md").symlink_to(tmp_path / "elsewhere/real.md")
+    index_folder(tmp_path / "kb.db", tmp_path / "n")
+    hits = search(tmp_path / "kb.db", "zyzzyva", 5)
+    urls = {hit["path"]: hit["url"].split("#")[0] for hit in hits}
+    assert urls == {
+        "link.md": (tmp_path / "elsewhere/real.md").resolve().as_uri(),
+        "plain.md": (tmp_path / "n/plain.md").resolve().as_uri(),
+    }

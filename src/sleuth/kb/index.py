@@ -347,6 +347,13 @@ def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path]:
                 yield path
 
 
+def _url(path: Path) -> str:
+    """The file's URL, a symbolic link's its target's. Only the file itself can be one
+    (the walk does not enter linked folders, and the root is resolved): one `lstat`,
+    not one per folder of the path."""
+    return (path.resolve() if path.is_symlink() else path).as_uri()
+
+
 def _indexed_under(conn: sqlite3.Connection, root: Path) -> set[str]:
     """The paths under `root` the database holds, read before `prepare` (none when it
     has no documents yet)."""
@@ -407,7 +414,7 @@ def _store(
         str(path),
         str(root),
         rel_path,
-        path.resolve().as_uri(),
+        _url(path),
         rows.title,
         rows.published_at,
         read.digest,

@@ -173,7 +173,13 @@ class _Walker:
                 self.walk(child)
                 self._words.append(" ")
             elif tag[0] not in "-!":  # not a comment
-                self.walk(child)
+                inner = child.child
+                if inner is not None and inner.next is None and inner.tag == "-text":
+                    # An inline element around one text (`<span class="pre">x</span>`,
+                    # most of them): its text, without walking it.
+                    self._words.append(inner.text_content or "")
+                else:
+                    self.walk(child)
             child = child.next
 
     def _counted(self, node: Any, *, joined: bool = True) -> str:

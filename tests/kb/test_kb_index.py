@@ -352,12 +352,14 @@ def test_worker_processes_index_exactly_what_one_process_does(
 
 
 def test_workers_that_cannot_start_leave_the_parsing_to_the_caller(tmp_path: Path) -> None:
-    # A script read from standard input cannot be imported again by the workers, so
-    # they die at start; the caller parses every batch itself and indexes everything.
+    # A process running another thread is not forked: its workers come from a fork
+    # server and import its main module again, which a script read from standard
+    # input cannot be, so they die at start; the caller parses every batch itself.
     for n in range(40):
         write(tmp_path / f"n/{n:02}.md", f"# Note {n}\n\nText {n}.")
     script = (
-        "import sys; from pathlib import Path; import sleuth.kb.index as index\n"
+        "import sys, threading; from pathlib import Path; import sleuth.kb.index as index\n"
+        "threading.Thread(target=threading.Event().wait, daemon=True).start()\n"
         "index.PARALLEL_FROM = 16\n"
         f"report = index.index_folder(Path({str(tmp_path / 'kb.db')!r}),"
         f" Path({str(tmp_path / 'n')!r}), workers=2)\n"
@@ -369,3 +371,30 @@ def test_workers_that_cannot_start_leave_the_parsing_to_the_caller(tmp_path: Pat
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "added 40"
     assert len(rows(tmp_path / "kb.db", "SELECT id FROM documents")) == 40
+
+
+def test_workers_are_forked_only_from_a_process_without_other_threads() -> None:
+    script = (
+        "import threading; from sleuth.kb.parsing import start_method\n"
+        "print(start_method())\n"
+        "threading.Thread(target=threading.Event().wait, daemon=True).start()\n"
+        "print(start_method())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-"], input=script, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["fork", "forkserver"]
+
+
+def test_a_linked_file_links_to_its_target(tmp_path: Path) -> None:
+    write(tmp_path / "elsewhere/real.md", "# Real\n\nThe zyzzyva note.")
+    write(tmp_path / "n/plain.md", "# Plain\n\nA plain zyzzyva note.")
+    (tmp_path / "n/link.md").symlink_to(tmp_path / "elsewhere/real.md")
+    index_folder(tmp_path / "kb.db", tmp_path / "n")
+    hits = search(tmp_path / "kb.db", "zyzzyva", 5)
+    urls = {hit["path"]: hit["url"].split("#")[0] for hit in hits}
+    assert urls == {
+        "link.md": (tmp_path / "elsewhere/real.md").resolve().as_uri(),
+        "plain.md": (tmp_path / "n/plain.md").resolve().as_uri(),
+    }

@@ -12,7 +12,8 @@ published: content, real anchors, API entries), `manpage` (man pages rendered to
 text), `pdf` and `word` (PDF and .docx), `unreadable` (their one error), `sections`
 (cutting at headings, anchors, chunks), `tokenize` (index terms: jieba or trigrams,
 stems, function words), `rows` (a file as the rows stored, run by worker processes),
-`sources` (named sources: folder tag rules, schedules), `engine` (the tantivy index),
+`parsing` (those workers, forked when that is safe), `sources` (named sources: folder
+tag rules, schedules), `engine` (the tantivy index),
 `store` (schema, connections, keeping the two in
 step), `ignore` (.gitignore rules), `index` (incremental indexing), `search`
 (ranking), `passage` (the snippet). Only `index`, `ignore`, `search`, `store` and

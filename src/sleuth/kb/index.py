@@ -28,14 +28,9 @@ from __future__ import annotations
 import fcntl
 import fnmatch
 import hashlib
-import itertools
-import multiprocessing
 import os
 import sqlite3
-from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack, closing, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -46,7 +41,8 @@ from sleuth.kb import engine
 from sleuth.kb.engine import IndexBusy
 from sleuth.kb.extract import kind_of
 from sleuth.kb.ignore import GitIgnores
-from sleuth.kb.rows import FileRows, files_rows
+from sleuth.kb.parsing import Parser, batches, cpus
+from sleuth.kb.rows import FileRows
 from sleuth.kb.sources import SourceConfig, merged_tags, rule_tags
 from sleuth.kb.store import (
     add_stored,
@@ -76,11 +72,10 @@ DEFAULT_EXCLUDE = (
 
 # Commit every so many files, so an interrupted run on a large folder keeps its work.
 _COMMIT_EVERY = 1000
-#: Files parsed here before worker processes parse the rest: starting them (a fresh
-#: interpreter that imports sleuth, about 1.3 s) costs as much as parsing about 400.
+#: Files parsed here before worker processes parse the rest, on a re-index (a first
+#: build starts them at once): starting a fork server (when this process runs other
+#: threads) costs as much as parsing several hundred files.
 PARALLEL_FROM = 500
-# Files sent to a worker at once.
-_BATCH = 16
 
 
 @dataclass(frozen=True)
@@ -142,9 +137,10 @@ def index_folder(
 
     `progress(done, total, path)` is called after each file. With `workers` above 1
     (None: one per CPU, as `sleuth index` does), that many processes parse the files
-    once `PARALLEL_FROM` needed parsing; like any multiprocessing pool they import the
+    once `PARALLEL_FROM` needed parsing (`sleuth.kb.parsing`: forked from this process
+    when it runs no other thread; else, like any multiprocessing pool, they import the
     caller's main module, so a script that asks for them keeps its own work under
-    `if __name__ == "__main__":`. Raises FileNotFoundError when `root` does not exist,
+    `if __name__ == "__main__":`). Raises FileNotFoundError when `root` does not exist,
     NotADirectoryError when it is neither a folder nor a file, and IndexBusy, before
     changing anything, when another indexer is writing to the same database (it holds
     `<database>.lock`).
@@ -165,14 +161,18 @@ def index_folder(
     counts = dict.fromkeys(("added", "updated", "unchanged", "skipped"), 0)
     not_text: list[str] = []
     with _only_writer(db_path), closing(connect(db_path)) as conn, ExitStack() as stack:
+        count = cpus() if workers is None else workers
+        parser: Parser[list[_Read]] = Parser(tokenizer, count, stack, PARALLEL_FROM)
+        # Files never indexed must all be parsed: when they alone are enough, the
+        # workers start at once, before the full-text index is opened (`parsing`).
+        indexed = _indexed_under(conn, given)
+        new = sum(str(path) not in indexed for path in files)
+        if new >= PARALLEL_FROM:
+            parser.start()
         writer = engine.Writer(prepare(conn, db_path, tokenizer))
         known = _known_under(conn, given)
         reads = (_read(root, path, known.pop(str(path), None)) for path in files)
-        # Files never indexed must all be parsed: when they alone are enough, the
-        # workers start at once instead of after the first PARALLEL_FROM parses here.
-        new = sum(str(path) not in known for path in files)
-        count = _cpus() if workers is None else workers
-        parsed = _parsed(reads, tokenizer, count, stack, head_start=new)
+        parsed = _parsed(reads, parser, new if new >= PARALLEL_FROM else 0)
         for done, (read, rows) in enumerate(parsed, start=1):
             outcome = _store(conn, writer, place, read, rows, tokenizer)
             if outcome == "not_text":
@@ -251,22 +251,6 @@ def readable_file(path: Path) -> bool:
     return path.is_file() and kind_of(path) is not None
 
 
-def _pool(stack: ExitStack, workers: int) -> ProcessPoolExecutor:
-    """Worker processes for parsing. They come from a fork server (a fresh
-    interpreter): forking this process, where the full-text writer runs threads,
-    would be unsafe."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["sleuth.kb.rows"])  # imported once, not per worker
-    return stack.enter_context(ProcessPoolExecutor(max_workers=workers, mp_context=context))
-
-
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
-
-
 @dataclass(frozen=True)
 class _Read:
     """A file as read: its bytes when they need parsing, else what happened."""
@@ -291,72 +275,18 @@ def _read(root: Path, path: Path, known: _Known | None) -> _Read:
     return _Read(path, known, digest, None, data, mtime)
 
 
-Files = list[tuple[Path, bytes, float]]
-Parsing = list[FileRows | None] | Future[list[FileRows | None]]
-
-
 def _parsed(
-    reads: Iterator[_Read],
-    tokenizer: Tokenizer,
-    workers: int,
-    stack: ExitStack,
-    head_start: int = 0,
+    reads: Iterator[_Read], parser: Parser[list[_Read]], to_parse: int
 ) -> Iterator[tuple[_Read, FileRows | None]]:
-    """Each read with its rows, in order. Once `PARALLEL_FROM` files needed parsing
-    (a full build, not a re-index of a few changed files), or from the start when
-    `head_start` of them are new, `workers` processes parse the rest, up to three
-    batches each ahead of the caller storing the earlier ones (no more, so memory
-    stays bounded)."""
-    parser = _Parser(tokenizer)
-    # `head_start`: files known to need parsing (never indexed) before any is read.
-    to_parse = head_start if head_start >= PARALLEL_FROM else 0
-    waiting: deque[tuple[list[_Read], Files, Parsing]] = deque()
-    while batch := list(itertools.islice(reads, _BATCH)):
-        todo = [(read.path, read.data, read.mtime) for read in batch if read.outcome is None]
-        to_parse += len(todo)
-        if parser.pool is None and workers > 1 and to_parse >= PARALLEL_FROM:
-            parser.pool = _pool(stack, workers)
-        waiting.append((batch, todo, parser.submit(todo)))
-        while len(waiting) > (3 * workers if parser.pool is not None else 0):
-            yield from _joined(parser, *waiting.popleft())
-    while waiting:
-        yield from _joined(parser, *waiting.popleft())
-
-
-class _Parser:
-    """Parses batches in the worker pool when there is one, else here. A pool whose
-    workers died (they could not start: a caller's main module that cannot be
-    imported again, such as a script read from standard input) is given up, and its
-    batches parsed here."""
-
-    def __init__(self, tokenizer: Tokenizer) -> None:
-        self.tokenizer = tokenizer
-        self.pool: ProcessPoolExecutor | None = None
-
-    def submit(self, todo: Files) -> Parsing:
-        if self.pool is not None:
-            try:
-                return self.pool.submit(files_rows, todo, self.tokenizer)
-            except BrokenProcessPool:
-                self.pool = None
-        return files_rows(todo, self.tokenizer)
-
-    def result(self, todo: Files, parsing: Parsing) -> list[FileRows | None]:
-        if not isinstance(parsing, Future):
-            return parsing
-        try:
-            return parsing.result()
-        except BrokenProcessPool:
-            self.pool = None
-            return files_rows(todo, self.tokenizer)
-
-
-def _joined(
-    parser: _Parser, batch: list[_Read], todo: Files, parsing: Parsing
-) -> Iterator[tuple[_Read, FileRows | None]]:
-    results = iter(parser.result(todo, parsing))
-    for read in batch:
-        yield read, (next(results) if read.outcome is None else None)
+    """Each read with its rows (None when it needed no parsing), in order."""
+    items = (
+        (batch, [(read.path, read.data, read.mtime) for read in batch if read.outcome is None])
+        for batch in batches(reads)
+    )
+    for batch, results in parser.parsed(items, to_parse):
+        rows = iter(results)
+        for read in batch:
+            yield read, (next(rows) if read.outcome is None else None)
 
 
 @contextmanager
@@ -417,17 +347,36 @@ def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path]:
                 yield path
 
 
+def _url(path: Path) -> str:
+    """The file's URL, a symbolic link's its target's. Only the file itself can be one
+    (the walk does not enter linked folders, and the root is resolved): one `lstat`,
+    not one per folder of the path."""
+    return (path.resolve() if path.is_symlink() else path).as_uri()
+
+
+def _indexed_under(conn: sqlite3.Connection, root: Path) -> set[str]:
+    """The paths under `root` the database holds, read before `prepare` (none when it
+    has no documents yet)."""
+    try:
+        return {path for (path,) in _under(conn, root, "path")}
+    except sqlite3.OperationalError:  # no such table (a new database)
+        return set()
+
+
 def _known_under(conn: sqlite3.Connection, root: Path) -> dict[str, _Known]:
-    """Indexed documents whose path lies under `root` (a range scan on the path key),
-    or that are `root` itself."""
+    """Indexed documents whose path lies under `root`, or that are `root` itself."""
+    rows = _under(conn, root, "path, id, sha256, root, source, own_tags, tags")
+    return {path: _Known(*rest) for path, *rest in rows}
+
+
+def _under(conn: sqlite3.Connection, root: Path, columns: str) -> sqlite3.Cursor:
+    """`columns` of the documents under `root` (a range scan on the path key)."""
     prefix = str(root).rstrip(os.sep) + os.sep
     upper = prefix[:-1] + chr(ord(os.sep) + 1)
-    rows = conn.execute(
-        "SELECT path, id, sha256, root, source, own_tags, tags FROM documents"
-        " WHERE (path >= ? AND path < ?) OR path = ?",
+    return conn.execute(
+        f"SELECT {columns} FROM documents WHERE (path >= ? AND path < ?) OR path = ?",
         (prefix, upper, str(root)),
     )
-    return {path: _Known(*rest) for path, *rest in rows}
 
 
 def _store(
@@ -465,7 +414,7 @@ def _store(
         str(path),
         str(root),
         rel_path,
-        path.resolve().as_uri(),
+        _url(path),
         rows.title,
         rows.published_at,
         read.digest,

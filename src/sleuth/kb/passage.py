@@ -24,7 +24,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sleuth.text import split_sentences
+from sleuth.text import sentence_spans
 
 MAX_CHARS = 300
 MAX_SENTENCES = 3
@@ -45,7 +45,7 @@ class _Sentence:
 def best_passage(body: str, terms: Sequence[str], code: str = "") -> str:
     """The best passage of the prose `body` and the `code` blocks for `terms`."""
     best_key: tuple[float, ...] | None = None
-    best = ""
+    best = ("", 0, 0)  # the passage as its block's text, start and end
     order = 0
     blocks = [(block, 1.0) for block in _BLANK_LINES.split(body)]
     blocks += [(block, CODE_FACTOR) for block in _BLANK_LINES.split(code)]
@@ -55,38 +55,47 @@ def best_passage(body: str, terms: Sequence[str], code: str = "") -> str:
         if not text:
             continue
         lowered = text.lower()
-        if not opening and not any(term in lowered for term in terms):
+        present = [term for term in terms if term in lowered]
+        if not opening and not present:
             continue  # no term: only the opening block can matter (the no-match fallback)
         opening = False
-        sentences = _sentences(text, terms)
+        sentences = _sentences(text, present)
         for i, first in enumerate(sentences):
+            # The windows of one to three sentences from this one, each the last grown
+            # by a sentence: what they found and hit is summed as they grow.
+            found: set[str] = set()
+            hits = 0
             for j in range(i, min(i + MAX_SENTENCES, len(sentences))):
-                passage = text[first.start : sentences[j].end]
-                fits = len(passage) <= MAX_CHARS
+                end = sentences[j].end
+                fits = end - first.start <= MAX_CHARS
                 if j > i and not fits:
                     break
-                window = sentences[i : j + 1]
-                found = frozenset().union(*(sentence.found for sentence in window))
-                weight = factor * sum(len(term) for term in found)
-                hits = sum(sentence.hits for sentence in window)
+                found |= sentences[j].found
+                hits += sentences[j].hits
                 key = (
-                    (weight, bool(first.found), fits, hits, len(passage), -order)
+                    (
+                        factor * sum(map(len, found)),
+                        bool(first.found),
+                        fits,
+                        hits,
+                        end - first.start,
+                        -order,
+                    )
                     if found
-                    else (0, False, -order, fits, len(passage))  # no match: the opening
+                    else (0, False, -order, fits, end - first.start)  # no match: the opening
                 )
                 if best_key is None or key > best_key:
-                    best_key, best = key, passage
+                    best_key, best = key, (text, first.start, end)
             order += 1
-    return best
+    text, start, end = best
+    return text[start:end]
 
 
 def _sentences(text: str, terms: Sequence[str]) -> list[_Sentence]:
+    """The sentences of a block, with the `terms` (those in the block) each holds."""
     out: list[_Sentence] = []
-    position = 0
-    for sentence in split_sentences(text):
-        start = text.find(sentence, position)
-        position = start + len(sentence)
-        lowered = sentence.lower()
+    for start, end in sentence_spans(text):
+        lowered = text[start:end].lower()
         found = frozenset(term for term in terms if term in lowered)
-        out.append(_Sentence(start, position, found, sum(lowered.count(t) for t in found)))
+        out.append(_Sentence(start, end, found, sum(lowered.count(t) for t in found)))
     return out

@@ -191,6 +191,8 @@ def record_source_run(conn: sqlite3.Connection, name: str, at: datetime) -> None
 
 def pack(text: str) -> bytes:
     """Text as stored: UTF-8, deflated without a header (empty text is no bytes)."""
+    # Level 6: on the corpus's 14,198 sections levels 1, 3, 6 and 9 took the same time
+    # (0.36 to 0.39 s, best of three), and 6 keeps 0.528 of the bytes against 0.541.
     return zlib.compress(text.encode("utf-8"), 6, wbits=-15) if text else b""
 
 

@@ -293,11 +293,21 @@ def _index_one(
         TextColumn("{task.description}"),
         console=err(),
         transient=True,
+        # No refresh thread: with none, the indexer can fork its parse workers instead
+        # of starting them from a fork server (seconds of CPU); `advance` redraws.
+        auto_refresh=False,
     ) as progress:
         task = progress.add_task("", total=None)
+        drawn = [0.0]
 
         def advance(done: int, total: int, current: Path) -> None:
-            progress.update(task, completed=done, total=total, description=current.name)
+            now = time.monotonic()
+            redraw = now - drawn[0] >= 0.1 or done == total
+            if redraw:
+                drawn[0] = now
+            progress.update(
+                task, completed=done, total=total, description=current.name, refresh=redraw
+            )
 
         options: dict[str, Any] = {
             "tokenizer": conf.tokenizer,

@@ -305,7 +305,11 @@ class ProjectedItem(_QuickCopy):
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> dict[str, Any]:
         data: dict[str, Any] = handler(self)
-        return {key: value for key, value in data.items() if key in self.model_fields_set}
+        # __pydantic_fields_set__, not the model_fields_set property, and read once:
+        # the property per key made this 4x slower, the largest cost of a response.
+        for key in data.keys() - self.__pydantic_fields_set__:
+            del data[key]
+        return data
 
 
 class ErrorInfo(BaseModel):

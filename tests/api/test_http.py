@@ -186,6 +186,31 @@ async def test_with_auth_on_every_route_but_health_needs_a_key(tmp_path: Path) -
     assert health.json() == {"status": "ok"} and ready.json()["status"] == "ready"
 
 
+@pytest.mark.parametrize(
+    "form",
+    ["Bearer {key}", "Bearer  {key}", "X-API-Key", "Basic eA== and X-API-Key", "none"],
+)
+async def test_a_key_is_read_alike_by_the_routes_and_mcp(tmp_path: Path, form: str) -> None:
+    conf = settings(tmp_path, serve={"auth": "on"})
+    key = await make_key(conf, "acme")
+    headers = {
+        "Bearer {key}": {"Authorization": f"Bearer {key}"},
+        "Bearer  {key}": {"Authorization": f"Bearer  {key}"},
+        "X-API-Key": {"X-API-Key": key},
+        "Basic eA== and X-API-Key": {"Authorization": "Basic eA==", "X-API-Key": key},
+        "none": {},
+    }[form]
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    mcp_headers = {"accept": "application/json, text/event-stream", "host": "127.0.0.1"}
+    async with serving(conf) as client:
+        tools = await client.get("/v1/tools", headers=headers)
+        search = await client.post("/v1/search", json={"query": QUERY}, headers=headers)
+        mcp = await client.post("/mcp", json=ping, headers={**headers, **mcp_headers})
+
+    expected = 401 if form == "none" else 200
+    assert (tools.status_code, search.status_code, mcp.status_code) == (expected,) * 3
+
+
 async def test_a_task_is_visible_only_to_its_tenant(tmp_path: Path) -> None:
     conf = settings(tmp_path, serve={"auth": "on"})
     acme = {"Authorization": f"Bearer {await make_key(conf, 'acme')}"}

@@ -23,7 +23,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from sleuth.errors import InvalidRequest, RequestTimeout, RequestTooLarge, SearchError
 from sleuth.service_settings import WireLimits
 
-__all__ = ["BodyLimits", "Refused", "read_first", "too_large", "too_slow"]
+__all__ = ["BodyLimits", "Refused", "read_body", "read_first", "too_large", "too_slow"]
 
 
 def too_large(limit: int) -> RequestTooLarge:
@@ -103,6 +103,12 @@ async def read_first(receive: Receive) -> Receive:
     """Read the request's whole body now, through `receive` (and so under its limits:
     `Refused` is raised here), and return a receive that hands it on as one message,
     then what `receive` gives after."""
+    _, replay = await read_body(receive)
+    return replay
+
+
+async def read_body(receive: Receive) -> tuple[bytes | None, Receive]:
+    """`read_first`, also returning the body read: None when a disconnect cut it short."""
     body = bytearray()
     pending: deque[Message] = deque()
     complete = False
@@ -113,12 +119,13 @@ async def read_first(receive: Receive) -> Receive:
             break
         body += message.get("body", b"")
         complete = not message.get("more_body", False)
-    pending.appendleft({"type": "http.request", "body": bytes(body), "more_body": not complete})
+    whole = bytes(body)
+    pending.appendleft({"type": "http.request", "body": whole, "more_body": not complete})
 
     async def replay() -> Message:
         return pending.popleft() if pending else await receive()
 
-    return replay
+    return (whole if complete else None), replay
 
 
 def _content_length(scope: Scope) -> int | None:

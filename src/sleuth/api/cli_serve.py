@@ -164,6 +164,10 @@ def _serve(settings: Settings, bind: str, workers: bool, listening: socket.socke
             # milliseconds instead of over a hundred, every client waiting meanwhile.
             gc.collect()
             gc.freeze()
+            # A search allocates tens of thousands of objects, nearly all freed by
+            # their counts: at the default threshold (700) a young collection ran
+            # every few searches, 0.8 ms of CPU a search (4 %); at this one, 0.1 ms.
+            gc.set_threshold(_YOUNG_GC_THRESHOLD)
 
     app = create_app(settings, bound_host=bind, workers=workers)
     limits = settings.serve.limits
@@ -178,6 +182,9 @@ def _serve(settings: Settings, bind: str, workers: bool, listening: socket.socke
 
 
 _WORKER_SPEC = "SLEUTH_SERVE_WORKER_SPEC"
+
+#: Allocations (less deallocations) between two young-generation collections.
+_YOUNG_GC_THRESHOLD = 10_000
 
 
 def _supervise(

@@ -31,22 +31,32 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Request, Response
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
-from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security import HTTPAuthorizationCredentials
 from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from sleuth import keys
 from sleuth.api import dashboard, http_extract, http_tools, http_usage, http_workflows
 from sleuth.api.body_limits import BodyLimits, Refused
+from sleuth.api.http_callers import (
+    Caller,
+    Service,
+    api_key,
+    bearer,
+    identify,
+    presented_key,
+    service_of,
+)
+from sleuth.api.http_errors import error_response
+from sleuth.api.http_search import PATH as SEARCH_PATH
+from sleuth.api.http_search import LeanSearch, answer_search
 from sleuth.api.mcp import McpEndpoint, build_mcp
 from sleuth.api.openapi_served import served_openapi
 from sleuth.api.parameters import (
@@ -64,14 +74,13 @@ from sleuth.contract import (
     Task,
     describe_validation_error,
 )
-from sleuth.errors import InvalidRequest, SearchError, SearchTimeout
+from sleuth.errors import InvalidRequest, SearchError
 from sleuth.extract.models import ExtractRequest
 from sleuth.feedback import Feedback
 from sleuth.gateway import Sleuth, parse_request
-from sleuth.observe import call_context
 from sleuth.stages.results.project import served_include
 from sleuth.store import Store, open_store
-from sleuth.tasks import DEFAULT_TENANT, TaskRunner
+from sleuth.tasks import TaskRunner
 from sleuth.tools import tool_definitions
 from sleuth.workflows.toolbox import ToolBox
 
@@ -93,63 +102,24 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-@dataclass
-class Service:
-    """What the routes share: the core, the task runner and the auth decision."""
-
-    settings: Settings
-    sleuth: Sleuth
-    store: Store
-    runner: TaskRunner
-    auth_required: bool
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who is asking: the tenant whose tasks and figures the request may see, and
-    whether it is an operator (an `admin` key, or anyone when auth is off), who also
-    sees the whole service's."""
-
-    tenant: str
-    admin: bool = False
-    #: The key's prefix (never the key), for the usage ledger and the audit log.
-    key: str | None = None
-
-
-_bearer = HTTPBearer(auto_error=False, description="An API key from `sleuth keys create`.")
-_api_key = APIKeyHeader(name="X-API-Key", auto_error=False, description="The same key.")
-
-
-def service(request: Request) -> Service:
-    found: Service = request.app.state.service
-    return found
-
-
-async def identify(svc: Service, presented: str | None) -> Caller:
-    """Who is asking: the key's tenant, after its rate limit; the default tenant when
-    auth is off."""
-    if not svc.auth_required:
-        return Caller(DEFAULT_TENANT, admin=True)
-    record = await keys.authenticate(svc.store, presented)
-    await keys.admit(svc.store, record, svc.settings.serve.rate_limit, time.time())
-    return Caller(record.tenant, admin=record.role == "admin", key=record.prefix)
+async def service(request: Request) -> Service:
+    """The app's `Service`, as a dependency (a coroutine: FastAPI would run a plain
+    function on its thread pool, a thread hop per request)."""
+    return service_of(request)
 
 
 async def caller(
     request: Request,
-    bearer: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-    api_key: Annotated[str | None, Depends(_api_key)],
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    key: Annotated[str | None, Depends(api_key)],
 ) -> Caller:
-    presented = bearer.credentials if bearer is not None else api_key
-    return await identify(service(request), presented)
+    presented = credentials.credentials if credentials is not None else key
+    return await identify(service_of(request), presented)
 
 
 async def mcp_tenant(request: Request) -> str:
     """`identify` for the /mcp route, a plain ASGI route where dependencies do not run."""
-    auth = request.headers.get("authorization", "")
-    scheme, _, credentials = auth.partition(" ")
-    presented = credentials if scheme.lower() == "bearer" else request.headers.get("x-api-key")
-    return (await identify(service(request), presented)).tenant
+    return (await identify(service_of(request), await presented_key(request))).tenant
 
 
 async def strict_search(request: Request, body: SearchRequest) -> SearchRequest:
@@ -160,22 +130,12 @@ async def strict_search(request: Request, body: SearchRequest) -> SearchRequest:
     try:
         return parse_request(data, strict=True)
     except InvalidRequest as exc:
-        raise served_include(exc, service(request).settings.projection.optional) from None
+        raise served_include(exc, service_of(request).settings.projection.optional) from None
 
 
 Asker = Annotated[Caller, Depends(caller)]
 Searched = Annotated[SearchRequest, Depends(strict_search)]
 Svc = Annotated[Service, Depends(service)]
-
-
-def error_response(error: SearchError, *, close: bool = False) -> JSONResponse:
-    headers = {"Connection": "close"} if close else {}
-    if error.retry_after_s is not None:
-        headers["Retry-After"] = str(max(1, round(error.retry_after_s)))
-    if error.status_hint == 401:
-        headers["WWW-Authenticate"] = "Bearer"
-    body = error.info().model_dump(mode="json")
-    return JSONResponse(body, status_code=error.status_hint, headers=headers)
 
 
 def create_app(
@@ -234,6 +194,8 @@ def create_app(
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
+    # Innermost first: the lean search route reads its body under BodyLimits.
+    app.add_middleware(LeanSearch)
     app.add_middleware(BodyLimits, limits=settings.serve.limits)
     app.add_middleware(_StampArrival)
     _install_error_handlers(app)
@@ -322,7 +284,7 @@ def _describe(request: Request, exc: RequestValidationError) -> InvalidRequest:
             model.model_validate(exc.body)
         except ValidationError as invalid:
             error = InvalidRequest.from_details(describe_validation_error(invalid, model))
-            return served_include(error, service(request).settings.projection.optional)
+            return served_include(error, service_of(request).settings.projection.optional)
     first = errors[0] if errors else {}
     if first.get("loc", ("",))[0] in ("header", "query", "path"):
         return parameter_error(first)
@@ -339,25 +301,18 @@ _BODIES: dict[str, type[BaseModel]] = {
 
 def _install_routes(app: FastAPI) -> None:
     @app.post(
-        "/v1/search",
+        SEARCH_PATH,
         response_model=SearchResponse,
         responses={**_ERRORS, 504: {"model": ErrorInfo, "description": "Took too long."}},
         tags=["search"],
     )
     async def search(body: Searched, svc: Svc, who: Asker, request: Request) -> Response:
         """Run one search and answer with the projected, cited result."""
-        timeout = svc.settings.serve.search_timeout_s + svc.settings.deadline_s
+        # Most searches are answered by LeanSearch in front of this route (the same
+        # contract, fewer layers); this one takes what it hands on.
         arrived: float | None = getattr(request.state, "arrived", None)
-        try:
-            async with asyncio.timeout(timeout):
-                with call_context(tenant=who.tenant, tool_name="http_search", key=who.key):
-                    response = await svc.sleuth.search(body, arrived=arrived)
-        except TimeoutError:
-            raise SearchTimeout(
-                f"the search took longer than {timeout:g}s; submit it as a task instead"
-            ) from None
-        # Serialised by pydantic in one step: a dict and then json.dumps cost 2.5x as much.
-        return Response(response.model_dump_json(), media_type="application/json")
+        answer = await answer_search(svc, who, body, arrived)
+        return Response(answer, media_type="application/json")
 
     @app.post(
         "/v1/tasks",

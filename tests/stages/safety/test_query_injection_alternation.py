@@ -1,4 +1,5 @@
-"""The guard's fast alternations find exactly what the plain `re` alternation finds: on
+"""The guard's fast alternations find exactly what the plain `re` alternation finds, and
+its keyword index selects exactly the patterns a keyword-by-keyword test selects: on
 every labelled query and on random texts built from their pieces, with case variants
 and characters that fold oddly (Kelvin sign, long s, dotted I)."""
 
@@ -12,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from sleuth.stages.safety import query_injection_features as features
+from sleuth.stages.safety.injection_text import fold
 from sleuth.stages.safety.query_injection import QueryInjectionSettings
-from sleuth.stages.safety.query_injection_alternation import Alternation
+from sleuth.stages.safety.query_injection_alternation import Alternation, KeywordIndex
 from sleuth.stages.safety.query_injection_score import DEFAULT
 
 SAFETY = Path(__file__).parents[2] / "data" / "safety"
@@ -111,3 +113,18 @@ def test_leftmost_then_first_alternative(
     assert (match.span() if match else None) == found
     plain = re.compile("|".join(f"(?:{e})" for e in expressions)).search(text)
     assert (plain.span() if plain else None) == found
+
+
+def test_the_keyword_index_selects_the_patterns_a_plain_keyword_test_selects() -> None:
+    compiled = QueryInjectionSettings()._compiled
+    keyword_sets = [pattern.keywords for pattern in compiled.patterns]
+    keyword_sets += [(), ("",), ("梗",), ("x",)]  # none, an empty one, one character
+    index = KeywordIndex(keyword_sets)
+    for text in [*TEXTS, *random_texts(TEXTS, 1500, seed=3), "", "x", "梗"]:
+        folded = fold(text)
+        expected = [
+            i
+            for i, keywords in enumerate(keyword_sets)
+            if not keywords or any(keyword in folded for keyword in keywords)
+        ]
+        assert index.selected(folded) == expected, text

@@ -89,7 +89,7 @@ from sleuth.stages.safety.injection_text import (
     quoted,
     tag_runs,
 )
-from sleuth.stages.safety.query_injection_alternation import Alternation
+from sleuth.stages.safety.query_injection_alternation import Alternation, KeywordIndex
 from sleuth.stages.safety.query_injection_model import (
     extra_views,
     features_of,
@@ -165,6 +165,8 @@ class _Pattern:
 @dataclass(frozen=True, slots=True)
 class _Compiled:
     patterns: tuple[_Pattern, ...]
+    #: Which patterns' keywords a folded view holds (a pattern runs only then).
+    keywords: KeywordIndex
     topic: Alternation | None  # hundreds of cues: tried only where one can start
     framing: re.Pattern[str] | None
     human_roles: re.Pattern[str] | None
@@ -338,6 +340,7 @@ def _compile(settings: QueryInjectionSettings) -> _Compiled:
     lead_ins = [entry for entries in settings.lead_ins.values() for entry in entries if entry]
     return _Compiled(
         patterns=patterns,
+        keywords=KeywordIndex([pattern.keywords for pattern in patterns]),
         topic=_fast_alternation(settings.topic_cues),
         framing=_alternation(settings.framing_cues),
         human_roles=_alternation(settings.human_roles),
@@ -502,12 +505,11 @@ def _features(reading: _Reading, compiled: _Compiled) -> frozenset[str]:
 def _orders(view: str, compiled: _Compiled) -> list[tuple[str, int, int]]:
     """Each hit in `view` that is an order, not a mention: its reason and what a
     neutral rewrite removes for it, in `view` offsets."""
-    folded = fold(view)
+    patterns = compiled.patterns
     hits = [
-        _Hit(match.start(), match.end(), pattern.rule, pattern.reason)
-        for pattern in compiled.patterns
-        if not pattern.keywords or any(keyword in folded for keyword in pattern.keywords)
-        for match in pattern.regex.finditer(view)
+        _Hit(match.start(), match.end(), patterns[i].rule, patterns[i].reason)
+        for i in compiled.keywords.selected(fold(view))  # those whose keyword is there
+        for match in patterns[i].regex.finditer(view)
         if match.end() > match.start()
     ]
     if not hits:

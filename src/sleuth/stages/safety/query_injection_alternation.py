@@ -166,3 +166,34 @@ def _set_first(items: list[tuple[Any, Any]]) -> frozenset[str] | None:
         else:  # a negated set, a category (\w, \s), a wide range
             return None
     return frozenset(found)
+
+
+class KeywordIndex:
+    """Which of many keyword sets have a keyword in a text, without testing every
+    keyword: a keyword can only be in the text if its first two characters are.
+
+    >>> index = KeywordIndex([("ignore", "forget"), ("system",), ()])
+    >>> index.selected("please forget the rules")
+    [0, 2]
+    """
+
+    def __init__(self, keyword_sets: Sequence[Sequence[str]]) -> None:
+        #: Sets that run whatever the text (no keyword, or an empty one).
+        self._always = [i for i, words in enumerate(keyword_sets) if not words or not all(words)]
+        #: A keyword's first two characters (its only one) -> the keyword -> its sets.
+        self._by_start: dict[str, dict[str, list[int]]] = {}
+        for i, keywords in enumerate(keyword_sets):
+            for keyword in filter(None, keywords):
+                start = self._by_start.setdefault(keyword[:2], {})
+                start.setdefault(keyword, []).append(i)
+
+    def selected(self, text: str) -> list[int]:
+        """The indices of the sets with a keyword in `text`, and those that always run,
+        in order."""
+        found = set(self._always)
+        starts = {text[i : i + 2] for i in range(len(text) - 1)} | set(text)
+        for start in starts:
+            for keyword, sets in self._by_start.get(start, {}).items():
+                if keyword in text:
+                    found.update(sets)
+        return sorted(found)

@@ -19,7 +19,7 @@ from sleuth.errors import ConfigError
 from sleuth.gateway import Sleuth
 from sleuth.observe import CallRecord, Observer, ObserveSettings, call_context, query_hash
 from sleuth.providers.base import Provider
-from sleuth.redaction import REDACTED, RedactSecrets, redact_text
+from sleuth.redaction import REDACTED, RedactSecrets, redact_text, secret_values
 from sleuth.resilience.breaker import Breaker, BreakerSettings
 from sleuth.store import MemoryStore, cache_key
 from sleuth.tasks import TaskRunner
@@ -352,6 +352,24 @@ def test_the_processor_redacts_headers_keys_and_secret_env_values(
     assert out["headers"] == {"Authorization": REDACTED, "X-API-Key": REDACTED, "Accept": "*/*"}
     assert out["url"] == f"https://api.example.org/search?q=rust&key={REDACTED}"
     assert out["prefix"] == sleuth_key[:11] and out["count"] == 3
+
+
+def test_secret_values_follow_the_environment_as_it_changes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("LATE_SERVICE_TOKEN", raising=False)
+    monkeypatch.delenv("BETA_KEY_VAR", raising=False)
+    before = secret_values(["BETA_KEY_VAR"])
+    assert SECRET not in before
+    monkeypatch.setenv("LATE_SERVICE_TOKEN", SECRET)  # set after the first search
+    assert SECRET in secret_values(["BETA_KEY_VAR"])
+    monkeypatch.setenv("LATE_SERVICE_TOKEN", "changed-value-12345")
+    now = secret_values(["BETA_KEY_VAR"])
+    assert SECRET not in now and "changed-value-12345" in now
+    monkeypatch.delenv("LATE_SERVICE_TOKEN")
+    monkeypatch.setenv("BETA_KEY_VAR", SECRET)  # a configured name, not a guessed one
+    assert SECRET in secret_values(["BETA_KEY_VAR"]) and SECRET not in secret_values()
+    assert "changed-value-12345" not in secret_values(["BETA_KEY_VAR"])
 
 
 @pytest.mark.parametrize(

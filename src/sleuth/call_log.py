@@ -15,6 +15,7 @@ and an example event are in docs/observability.md.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import sys
 import threading
@@ -46,6 +47,7 @@ ToolName = Literal[
 SearchStatus = Literal["ok", "degraded", "failed", "cached"]
 
 
+@functools.lru_cache(maxsize=1024)  # asked by the call log and the audit log of one search
 def query_hash(query: str) -> str:
     """SHA-256 (hex) of the query, normalised as the cache key normalises it."""
     normal = " ".join(unicodedata.normalize("NFKC", query).split()).casefold()

@@ -33,6 +33,7 @@ True
 from __future__ import annotations
 
 import logging
+import operator
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
@@ -414,15 +415,22 @@ class Observer:
         reasons, where a back end's error body can echo a key (the same one when
         nothing matched)."""
         secrets = secret_values(self.redactor.names)
+        # Copied only where a text changes: most answers have nothing to hide.
         errors = [
-            e.model_copy(update={"message": redact_text(e.message, secrets)})
+            e
+            if (message := redact_text(e.message, secrets)) == e.message
+            else e.model_copy(update={"message": message})
             for e in response.errors
         ]
         degradations = [
-            d.model_copy(update={"reason": redact_text(d.reason, secrets)})
+            d
+            if (reason := redact_text(d.reason, secrets)) == d.reason
+            else d.model_copy(update={"reason": reason})
             for d in response.degradations
         ]
-        if errors == response.errors and degradations == response.degradations:
+        if all(map(operator.is_, errors, response.errors)) and all(
+            map(operator.is_, degradations, response.degradations)
+        ):
             return response
         return response.model_copy(update={"errors": errors, "degradations": degradations})
 

@@ -3,8 +3,8 @@ values, key-shaped strings and ``key=`` URL parameters become ``[REDACTED]``.
 
 Owns what counts as a secret; `RedactSecrets` is the structlog processor the call log
 runs every event through (`sleuth.observe`), and `redact_text` is what the dashboard's
-error messages pass. The environment is read at each use, so a key set after start-up
-(or by a test) is redacted too. Sleuth's own key prefixes (``sk_`` and 8 characters,
+error messages pass. The environment is followed as it changes, so a key set after
+start-up (or by a test) is redacted too. Sleuth's own key prefixes (``sk_`` and 8 characters,
 shown to tell keys apart) are too short to match and stay readable.
 
 >>> redact_text("Authorization: Bearer abcdef123456 and ?key=AIzaSyA123", ())
@@ -95,9 +95,31 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 
 def secret_values(names: Collection[str] = ()) -> frozenset[str]:
     """The values of the environment variables that hold secrets: those `names`, and
-    any whose name looks like one (``*_API_KEY``, ``*_TOKEN``, ...). Read each time,
-    so a key set after start-up is redacted too."""
-    wanted = set(names)
+    any whose name looks like one (``*_API_KEY``, ``*_TOKEN``, ...). Follows the
+    environment as it is now, so a key set after start-up is redacted too; the answer
+    is kept until the environment changes (each search asks several times)."""
+    key = frozenset(names)
+    environ = getattr(os.environ, "_data", None)  # CPython's raw mapping behind os.environ
+    if not isinstance(environ, dict):
+        return _read_secret_values(key)
+    # The check is one C-level dict comparison; reading the environment decodes every
+    # name and value and runs a regex on each name.
+    cached = _SECRET_CACHE.get(key)
+    if cached is not None and cached[0] == environ:
+        return cached[1]
+    snapshot = dict(environ)
+    found = _read_secret_values(key)
+    if len(_SECRET_CACHE) >= 16:  # a handful of configurations per process
+        _SECRET_CACHE.clear()
+    _SECRET_CACHE[key] = (snapshot, found)
+    return found
+
+
+#: names -> (the raw environment read, the secret values found in it).
+_SECRET_CACHE: dict[frozenset[str], tuple[dict[Any, Any], frozenset[str]]] = {}
+
+
+def _read_secret_values(wanted: frozenset[str]) -> frozenset[str]:
     found: set[str] = set()
     for name, value in os.environ.items():
         if len(value) < _MIN_SECRET_CHARS:

@@ -89,6 +89,7 @@ from sleuth.stages.safety.injection_text import (
     quoted,
     tag_runs,
 )
+from sleuth.stages.safety.query_injection_alternation import Alternation, KeywordIndex
 from sleuth.stages.safety.query_injection_model import (
     extra_views,
     features_of,
@@ -164,7 +165,9 @@ class _Pattern:
 @dataclass(frozen=True, slots=True)
 class _Compiled:
     patterns: tuple[_Pattern, ...]
-    topic: re.Pattern[str] | None
+    #: Which patterns' keywords a folded view holds (a pattern runs only then).
+    keywords: KeywordIndex
+    topic: Alternation | None  # hundreds of cues: tried only where one can start
     framing: re.Pattern[str] | None
     human_roles: re.Pattern[str] | None
     meta_words: frozenset[str]
@@ -297,6 +300,28 @@ def _alternation(table: Mapping[str, Sequence[str]]) -> re.Pattern[str] | None:
     return re.compile(expressions, re.I) if expressions else None
 
 
+def _fast_alternation(table: Mapping[str, Sequence[str]]) -> Alternation | None:
+    expressions = [entry for entries in table.values() for entry in entries if entry]
+    return Alternation(expressions, re.I) if expressions else None
+
+
+def _cue(
+    view: str,
+    cues: Alternation | None,
+    start: int,
+    end: int,
+    links: Sequence[tuple[int, int]],
+) -> bool:
+    """`injection_text.cue` for an `Alternation`: whether a cue occurs in
+    view[start:end] outside links."""
+    if cues is None or start >= end:
+        return False
+    return any(
+        not any(a <= match.start() < b for a, b in links)
+        for match in cues.finditer(view, start, end)
+    )
+
+
 def _compile(settings: QueryInjectionSettings) -> _Compiled:
     patterns = tuple(
         _Pattern(
@@ -315,7 +340,8 @@ def _compile(settings: QueryInjectionSettings) -> _Compiled:
     lead_ins = [entry for entries in settings.lead_ins.values() for entry in entries if entry]
     return _Compiled(
         patterns=patterns,
-        topic=_alternation(settings.topic_cues),
+        keywords=KeywordIndex([pattern.keywords for pattern in patterns]),
+        topic=_fast_alternation(settings.topic_cues),
         framing=_alternation(settings.framing_cues),
         human_roles=_alternation(settings.human_roles),
         meta_words=latin,
@@ -479,18 +505,17 @@ def _features(reading: _Reading, compiled: _Compiled) -> frozenset[str]:
 def _orders(view: str, compiled: _Compiled) -> list[tuple[str, int, int]]:
     """Each hit in `view` that is an order, not a mention: its reason and what a
     neutral rewrite removes for it, in `view` offsets."""
-    folded = fold(view)
+    patterns = compiled.patterns
     hits = [
-        _Hit(match.start(), match.end(), pattern.rule, pattern.reason)
-        for pattern in compiled.patterns
-        if not pattern.keywords or any(keyword in folded for keyword in pattern.keywords)
-        for match in pattern.regex.finditer(view)
+        _Hit(match.start(), match.end(), patterns[i].rule, patterns[i].reason)
+        for i in compiled.keywords.selected(fold(view))  # those whose keyword is there
+        for match in patterns[i].regex.finditer(view)
         if match.end() > match.start()
     ]
     if not hits:
         return []
     links = [match.span() for match in tables.LINK.finditer(view)]
-    cued = cue(view, compiled.topic, 0, len(view), links) or cue(
+    cued = _cue(view, compiled.topic, 0, len(view), links) or cue(
         view, compiled.framing, 0, len(view), links
     )
     orders = sorted(
@@ -517,8 +542,8 @@ def _mention(
     start, end = clause_of(view, hit.start, hit.end)
     # a cue inside the hit does not count: "jailbreak mode enabled" is no question about it
     return (
-        cue(view, compiled.topic, start, hit.start, links)
-        or cue(view, compiled.topic, hit.end, end, links)
+        _cue(view, compiled.topic, start, hit.start, links)
+        or _cue(view, compiled.topic, hit.end, end, links)
         or cue(view, compiled.framing, start, hit.start, links)
     )
 

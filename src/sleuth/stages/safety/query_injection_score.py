@@ -58,6 +58,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from sleuth.stages.safety import query_injection_features as tables
 from sleuth.stages.safety.injection_patterns import LINK
+from sleuth.stages.safety.query_injection_alternation import Alternation
 from sleuth.stages.safety.query_injection_features import Feature
 from sleuth.stages.safety.query_injection_text import CLAUSE
 from sleuth.stages.safety.rule_patterns import check_expressions
@@ -131,7 +132,7 @@ class ScoreSettings(BaseModel):
     )
 
     _compiled: dict[Feature, re.Pattern[str]] = PrivateAttr()
-    _any_act: re.Pattern[str] | None = PrivateAttr()
+    _any_act: Alternation | None = PrivateAttr()
 
     @field_validator("weights")
     @classmethod
@@ -156,8 +157,9 @@ class ScoreSettings(BaseModel):
             for feature, entries in merged.items()
             if entries
         }
-        acts = [f"(?:{entry})" for feature in _ACTS for entry in merged.get(feature, [])]
-        self._any_act = re.compile("|".join(acts), re.I) if acts else None
+        acts = [entry for feature in _ACTS for entry in merged.get(feature, [])]
+        # Hundreds of acts, searched in every query: tried only where one can start.
+        self._any_act = Alternation(acts, re.I) if acts else None
 
 
 @dataclass(frozen=True, slots=True)

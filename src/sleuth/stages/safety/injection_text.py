@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Protocol
 
 from sleuth.stages.safety import injection_patterns as tables
 
@@ -39,9 +40,18 @@ def original(positions: list[int] | None, index: int) -> int:
     return index if positions is None else positions[index]
 
 
+class Cues(Protocol):
+    """A compiled pattern, or anything that finds its matches as one does (the
+    query guard's `Alternation`)."""
+
+    def finditer(
+        self, string: str, pos: int = ..., endpos: int = ..., /
+    ) -> Iterator[re.Match[str]]: ...
+
+
 def cue(
     view: str,
-    cues: re.Pattern[str] | None,
+    cues: Cues | None,
     start: int,
     end: int,
     links: Sequence[tuple[int, int]],

@@ -305,23 +305,6 @@ def _fast_alternation(table: Mapping[str, Sequence[str]]) -> Alternation | None:
     return Alternation(expressions, re.I) if expressions else None
 
 
-def _cue(
-    view: str,
-    cues: Alternation | None,
-    start: int,
-    end: int,
-    links: Sequence[tuple[int, int]],
-) -> bool:
-    """`injection_text.cue` for an `Alternation`: whether a cue occurs in
-    view[start:end] outside links."""
-    if cues is None or start >= end:
-        return False
-    return any(
-        not any(a <= match.start() < b for a, b in links)
-        for match in cues.finditer(view, start, end)
-    )
-
-
 def _compile(settings: QueryInjectionSettings) -> _Compiled:
     patterns = tuple(
         _Pattern(
@@ -515,7 +498,7 @@ def _orders(view: str, compiled: _Compiled) -> list[tuple[str, int, int]]:
     if not hits:
         return []
     links = [match.span() for match in tables.LINK.finditer(view)]
-    cued = _cue(view, compiled.topic, 0, len(view), links) or cue(
+    cued = cue(view, compiled.topic, 0, len(view), links) or cue(
         view, compiled.framing, 0, len(view), links
     )
     orders = sorted(
@@ -542,8 +525,8 @@ def _mention(
     start, end = clause_of(view, hit.start, hit.end)
     # a cue inside the hit does not count: "jailbreak mode enabled" is no question about it
     return (
-        _cue(view, compiled.topic, start, hit.start, links)
-        or _cue(view, compiled.topic, hit.end, end, links)
+        cue(view, compiled.topic, start, hit.start, links)
+        or cue(view, compiled.topic, hit.end, end, links)
         or cue(view, compiled.framing, start, hit.start, links)
     )
 

@@ -80,3 +80,23 @@ async def test_a_failed_write_is_logged_and_later_searches_are_still_written(
     ledger.record(store, finished(1))
     await ledger.flush()
     assert await tenants_audit(store) == ["srch_1"]
+
+
+def test_what_waited_behind_a_write_cut_by_the_loops_end_is_written_by_the_next_flush() -> None:
+    store, ledger = CountingStore(), Ledger(UsageSettings(), AuditSettings())
+
+    async def end_during_a_write() -> None:
+        store.hold = asyncio.Event()
+        ledger.record(store, finished(0))
+        await asyncio.sleep(0)  # the writer takes search 0 and waits on the store
+        ledger.record(store, finished(1))  # waits behind it; then the loop ends
+
+    asyncio.run(end_during_a_write())  # cancels the writer mid-write: search 0 is lost
+    store.hold = None
+    asyncio.run(ledger.flush())
+    assert store.writes == [1, 1]
+
+    async def audit() -> list[str | None]:
+        return await tenants_audit(store)
+
+    assert asyncio.run(audit()) == ["srch_1"]

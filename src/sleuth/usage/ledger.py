@@ -79,8 +79,14 @@ class Ledger:
         self._writer: asyncio.Task[None] | None = None
 
     async def flush(self) -> None:
-        """Wait until every recorded search is written."""
-        while (writer := self._writer) is not None and self._writing():
+        """Wait until every recorded search is written (what a writer of a loop gone
+        left waiting too)."""
+        while True:
+            if self._waiting and not self._writing():
+                self._writer = asyncio.create_task(self._write_waiting())
+            writer = self._writer
+            if writer is None or not self._writing():
+                return
             await asyncio.gather(writer, return_exceptions=True)
 
     async def spending(

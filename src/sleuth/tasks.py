@@ -209,10 +209,11 @@ class TaskRunner:
                 updated_at=now,
                 idempotency_key=idempotency_key,
                 priority=_PRIORITY[req.priority],
-            )
+            ),
+            # With the task, not after it: a worker may claim and finish it at once.
+            first=("accepted", {"query": req.query}, now),
         )
         if created:
-            await self.store.append_event(record.task_id, "accepted", {"query": req.query}, now)
             self._wake.set()
         return task_from_record(record), created
 
@@ -243,11 +244,10 @@ class TaskRunner:
                 created_at=now,
                 updated_at=now,
                 idempotency_key=idempotency_key,
-            )
+            ),
+            first=("accepted", {"workflow": workflow.name, "slot": request["slot"]}, now),
         )
         if created:
-            accepted = {"workflow": workflow.name, "slot": request["slot"]}
-            await self.store.append_event(record.task_id, "accepted", accepted, now)
             self._wake.set()
         return task_from_record(record), created
 

@@ -54,6 +54,25 @@ async def test_a_created_task_reads_back_pending_with_its_request(store: Store) 
     assert await store.get_task("missing") is None
 
 
+async def test_a_new_task_holds_its_first_event_before_any_worker_can_claim_it(
+    store: Store,
+) -> None:
+    accepted = ("accepted", {"query": "query t1"}, T0)
+    await store.create_task(task("t1", key="once"), first=accepted)
+    claimed = await store.claim_task("w1", T0 + 1, LEASE)
+    await store.append_event("t1", "started", {}, T0 + 1)
+    # The same key again: the first task, and no second "accepted".
+    _, created = await store.create_task(task("t2", key="once"), first=accepted)
+
+    assert claimed is not None and claimed.task_id == "t1" and not created
+    events = await store.task_events("t1")
+    assert [(e.seq, e.kind, e.detail) for e in events] == [
+        (1, "accepted", {"query": "query t1"}),
+        (2, "started", {}),
+    ]
+    assert await store.task_events("t2") == []
+
+
 async def test_an_idempotency_key_returns_the_first_task_per_tenant(store: Store) -> None:
     first, _ = await store.create_task(task("t1", key="retry-me"))
     again, created = await store.create_task(task("t2", key="retry-me"))

@@ -330,9 +330,13 @@ class TaskStore(Protocol):
     and a task (finishing once) gets it once.
     """
 
-    async def create_task(self, record: TaskRecord) -> tuple[TaskRecord, bool]:
+    async def create_task(
+        self, record: TaskRecord, first: NewEvent | None = None
+    ) -> tuple[TaskRecord, bool]:
         """Store a new task, or, when the tenant already has a task with the same
-        `idempotency_key`, return that one instead: (record, created)."""
+        `idempotency_key`, return that one instead: (record, created). A new task gets
+        `first` as its first event in the same atomic step, so a worker that claims it
+        at once appends after it (an existing task gets nothing)."""
         ...
 
     async def get_task(self, task_id: str) -> TaskRecord | None: ...

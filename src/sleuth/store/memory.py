@@ -138,7 +138,10 @@ class MemoryStore(MemoryUsage):
 
     # TaskStore
 
-    async def create_task(self, record: TaskRecord) -> tuple[TaskRecord, bool]:
+    async def create_task(
+        self, record: TaskRecord, first: NewEvent | None = None
+    ) -> tuple[TaskRecord, bool]:
+        events = _copied([first] if first is not None else [])
         with self._lock:
             if record.idempotency_key is not None:
                 for existing in self._tasks.values():
@@ -148,6 +151,7 @@ class MemoryStore(MemoryUsage):
                     ):
                         return _copy(existing), False
             self._tasks[record.task_id] = _copy(record)
+            self._append(record.task_id, events)
         return record, True
 
     async def get_task(self, task_id: str) -> TaskRecord | None:

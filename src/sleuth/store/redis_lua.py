@@ -148,20 +148,43 @@ return n
 
 # --- tasks (redis_tasks.py) ------------------------------------------------------------
 
-# KEYS: task, pending, running, done:success, done:failed
-# ARGV: id, status, queue member, lease_until, finished_at, ttl ms, field/value pairs...
-CREATE = Script("""
+# Appends the events ARGV[first], ARGV[first + 1], ... (at, kind, detail JSON each) to
+# the stream `key`, entry ids <seq>-0 after the last one; returns their seqs. The stream
+# is never trimmed, so its length is the last seq.
+_APPEND_EVENTS = """
+local function append_events(key, first)
+  local seq, seqs = redis.call('XLEN', key), {}
+  for i = first, #ARGV, 3 do
+    seq = seq + 1
+    redis.call('XADD', key, seq .. '-0', 'at', ARGV[i], 'kind', ARGV[i + 1],
+      'detail', ARGV[i + 2])
+    seqs[#seqs + 1] = seq
+  end
+  return seqs
+end
+"""
+
+# KEYS: task, pending, running, done:success, done:failed, events
+# ARGV: id, status, queue member, lease_until, finished_at, ttl ms, n, n field/value
+# arguments, then the task's first events (at, kind, detail each), appended with it
+CREATE = Script(
+    _APPEND_EVENTS
+    + """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV, 7))
+local fields = tonumber(ARGV[7])
+redis.call('HSET', KEYS[1], unpack(ARGV, 8, 7 + fields))
+append_events(KEYS[6], 8 + fields)
 local status = ARGV[2]
 if status == 'pending' then redis.call('ZADD', KEYS[2], 0, ARGV[3])
 elseif status == 'running' then redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
 else
   redis.call('ZADD', status == 'success' and KEYS[4] or KEYS[5], ARGV[5], ARGV[1])
   redis.call('PEXPIRE', KEYS[1], ARGV[6])
+  if redis.call('EXISTS', KEYS[6]) == 1 then redis.call('PEXPIRE', KEYS[6], ARGV[6]) end
 end
 return 1
-""")
+"""
+)
 
 # KEYS: pending, running; ARGV: shard base, now, lease_until, worker
 CLAIM = Script("""
@@ -197,22 +220,6 @@ redis.call('HSET', KEYS[1], 'lease', ARGV[4], 'updated', ARGV[3])
 redis.call('ZADD', KEYS[2], ARGV[4], ARGV[1])
 return redis.call('HGETALL', KEYS[1])
 """)
-
-# Appends the events ARGV[first], ARGV[first + 1], ... (at, kind, detail JSON each) to
-# the stream `key`, entry ids <seq>-0 after the last one; returns their seqs. The stream
-# is never trimmed, so its length is the last seq.
-_APPEND_EVENTS = """
-local function append_events(key, first)
-  local seq, seqs = redis.call('XLEN', key), {}
-  for i = first, #ARGV, 3 do
-    seq = seq + 1
-    redis.call('XADD', key, seq .. '-0', 'at', ARGV[i], 'kind', ARGV[i + 1],
-      'detail', ARGV[i + 2])
-    seqs[#seqs + 1] = seq
-  end
-  return seqs
-end
-"""
 
 # KEYS: task, running, done:<status>, events
 # ARGV: id, worker, now, status, ttl ms, trim before, n, n field/value arguments (result

@@ -103,16 +103,19 @@ class RedisTasks:
         digest = hashlib.sha256(json.dumps([tenant, key]).encode()).hexdigest()
         return f"{self._ns}:{{idem:{digest}}}"
 
-    async def create_task(self, record: TaskRecord) -> tuple[TaskRecord, bool]:
+    async def create_task(
+        self, record: TaskRecord, first: NewEvent | None = None
+    ) -> tuple[TaskRecord, bool]:
+        events = [first] if first is not None else []
         if record.idempotency_key is None:
-            await self._insert(record)
+            await self._insert(record, events)
             return record, True
         idem = self._idem(record.tenant, record.idempotency_key)
         orphan, waits = "", 0
         while True:
             holder = await self._eval(lua.IDEM_CLAIM, [idem], [record.task_id, orphan])
             if holder is None:
-                await self._insert(record)
+                await self._insert(record, events)
                 return record, True
             existing = await self.get_task(holder)
             if existing is not None:
@@ -124,13 +127,14 @@ class RedisTasks:
             else:
                 await asyncio.sleep(_ORPHAN_WAIT_S)
 
-    async def _insert(self, record: TaskRecord) -> None:
+    async def _insert(self, record: TaskRecord, events: Sequence[NewEvent] = ()) -> None:
         base = self._base(record.task_id)
         keys = [f"{base}task:{record.task_id}", f"{base}pending", f"{base}running"]
-        keys += [f"{base}done:success", f"{base}done:failed"]
+        keys += [f"{base}done:success", f"{base}done:failed", f"{base}events:{record.task_id}"]
+        fields = _task_fields(record)
         args: list[Any] = [record.task_id, record.status, _queue_member(record)]
         args += [repr(record.lease_until or 0.0), repr(record.finished_at or 0.0)]
-        args += [self._task_ttl_ms, *_task_fields(record)]
+        args += [self._task_ttl_ms, len(fields), *fields, *_event_args(events)]
         if not await self._eval(lua.CREATE, keys, args):
             raise ValueError(f"a task {record.task_id!r} exists already")
 

@@ -100,7 +100,11 @@ class TaskTables:
 
     # TaskStore
 
-    async def create_task(self, record: TaskRecord) -> tuple[TaskRecord, bool]:
+    async def create_task(
+        self, record: TaskRecord, first: NewEvent | None = None
+    ) -> tuple[TaskRecord, bool]:
+        rows = _event_rows([first] if first is not None else [])
+
         def create(conn: sqlite3.Connection) -> tuple[TaskRecord, bool]:
             with immediate(conn):
                 if record.idempotency_key is not None:
@@ -116,6 +120,7 @@ class TaskTables:
                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     _task_row(record),
                 )
+                _insert_events(conn, record.task_id, rows)
             return record, True
 
         return await self._run(create)

@@ -198,9 +198,11 @@ class _Walker:
     def _heading(self, node: Any, text: str, *, api: bool = False) -> None:
         self.flush()
         if text:
-            anchor = node.id if api else _anchor_of(node)
-            if api:
-                text = _qualified(text, anchor)
+            if api:  # a `dt` is walked as an entry only when it has an id
+                anchor: str | None = str(node.id)
+                text = _qualified(text, str(node.id))
+            else:
+                anchor = _anchor_of(node)
             self._emit(Heading(text, anchor, slug=False))
 
     def _emit(self, heading: Heading) -> None:

@@ -14,6 +14,10 @@ as typed (what `kb.search` gets from a caller) and as the rewrite stage's keywor
 It also times an incremental re-index of a copy of `en/` after 1 % of its pages are
 touched, 1 % changed and 1 % deleted, against the full build.
 
+The terms of PostgreSQL's back-of-book index (`bookindex.html`) that point at one
+page are asked too, 400 of them: the documentation's own words, labelled by its
+authors, many more lookups than questions.
+
 `--api-docs DIR` (default: Debian's python3.11-doc, when installed) is a known-item
 check on documentation the questions do not cover: 300 API entries of the Python
 library reference drawn at random, asked by their ids.
@@ -65,6 +69,9 @@ from sleuth.stages.query.rewrite import RewriteSettings, rewrite
 QUESTIONS = Path(__file__).resolve().parents[2] / "shared/bench-data/kb-dev/questions.json"
 PYTHON_DOCS = Path("/usr/share/doc/python3.11-doc/html")  # Debian's python3.11-doc
 _API_ENTRY = re.compile(r'<dt class="sig sig-object py" id="([^"]+)"')
+_INDEX_ENTRY = re.compile(r'<dt id="ientry-[^"]+">(.*?)</dt>')
+_INDEX_LINK = re.compile(r'href="([^"#]+)')
+_TAG = re.compile(r"<[^>]+>")
 Ranker = Callable[[str, int], list[str]]
 _ID = re.compile(r"""\bid\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 
@@ -102,6 +109,11 @@ def main() -> None:
         for name, ranker in rankers.items():
             for lang in ("en", "zh"):
                 print_quality(name, lang, questions[lang], ranker)
+        book_index = args.corpus / "en" / "bookindex.html"
+        if book_index.is_file():
+            terms = book_index_terms(book_index)
+            for name, ranker in rankers.items():
+                print_lookup(f"index terms, {name}", terms, ranker, "en/")
         print_confidence(db, questions, Path(tmp) / "state.sqlite")
         print_latency(db, asked, args.repeat, "sleuth")
         print_incremental(args.corpus / "en", Path(tmp) / "incremental")
@@ -293,6 +305,36 @@ def print_quality(name: str, lang: str, questions: list[dict[str, object]], rank
         mrr = sum(1 / place for place in group if place) / n
         figures.append(f"{label} {hit1:.2f} / {hit5:.2f} / {mrr:.3f}")
     print(f"{name:20} {lang}: hit@1 / hit@5 / MRR@10: " + "; ".join(figures))
+
+
+def book_index_terms(page: Path, sample: int = 400) -> list[tuple[str, str]]:
+    """A fixed random sample of a DocBook back-of-book index's terms (PostgreSQL's
+    `bookindex.html`) that point at one page and are phrases, not names: ("warm
+    standby", "high-availability.html"). The documentation's authors chose the page
+    each term is about, so they are labelled lookups of the documentation's own
+    words, hundreds of them, beside the questions' paraphrases."""
+    entries = []
+    for found in _INDEX_ENTRY.finditer(page.read_text(encoding="utf-8")):
+        entry = found.group(1)
+        pages = set(_INDEX_LINK.findall(entry))
+        term = html.unescape(_TAG.sub("", entry.split("<a", 1)[0])).strip().rstrip(",").strip()
+        if len(pages) == 1 and len(term.split()) >= 2 and "(" not in term:
+            entries.append((term, pages.pop()))
+    return random.Random(14).sample(entries, min(sample, len(entries)))
+
+
+def print_lookup(name: str, lookups: list[tuple[str, str]], rank: Ranker, prefix: str) -> None:
+    """hit@1, hit@5 and MRR@10 of known-item lookups: (query, the page it is about)."""
+    places = []
+    for query, page in lookups:
+        pages = [got.removeprefix(prefix) for got in rank(query, 10)]
+        places.append(next((i for i, got in enumerate(pages, 1) if got == page), None))
+    n = len(places) or 1
+    hit1 = sum(place == 1 for place in places) / n
+    hit5 = sum(place is not None and place <= 5 for place in places) / n
+    mrr = sum(1 / place for place in places if place) / n
+    figures = f"{hit1:.2f} / {hit5:.2f} / {mrr:.3f}"
+    print(f"{name:32}: {len(places)} lookups, hit@1 / hit@5 / MRR@10 {figures}")
 
 
 def print_api_lookup(docs: Path, db: Path, baselines: bool, sample: int = 300) -> None:

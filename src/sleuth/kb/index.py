@@ -187,12 +187,8 @@ def index_folder(
             if progress is not None:
                 progress(done, len(files), read.path)
         # What is left in `known` was indexed under this root and is no longer on disk.
-        gone = [(entry.id,) for entry in known.values()]
-        for (doc_id,) in gone:
-            writer.delete_document(doc_id)
-        conn.executemany("DELETE FROM sections WHERE doc_id = ?", gone)
-        conn.executemany("DELETE FROM documents WHERE id = ?", gone)
-        _commit(conn, writer)
+        gone = [entry.id for entry in known.values()]
+        _remove(conn, writer, gone)
         writer.close()
     return IndexReport(removed=len(gone), files=len(files), not_text=tuple(not_text), **counts)
 
@@ -254,16 +250,11 @@ def remove_documents(db_path: Path, *, source: str, keep_under: Sequence[Path] =
         if tokenizer is None:  # nothing indexed, or by another version: the next run rebuilds
             return 0
         rows = conn.execute("SELECT id, path FROM documents WHERE source = ?", (source,))
-        gone = [(doc_id,) for doc_id, path in rows if not _inside(Path(path), kept)]
-        if not gone:
-            return 0
-        writer = engine.Writer(prepare(conn, db_path, tokenizer))
-        for (doc_id,) in gone:
-            writer.delete_document(doc_id)
-        conn.executemany("DELETE FROM sections WHERE doc_id = ?", gone)
-        conn.executemany("DELETE FROM documents WHERE id = ?", gone)
-        _commit(conn, writer)
-        writer.close()
+        gone = [doc_id for doc_id, path in rows if not _inside(Path(path), kept)]
+        if gone:
+            writer = engine.Writer(prepare(conn, db_path, tokenizer))
+            _remove(conn, writer, gone)
+            writer.close()
     return len(gone)
 
 
@@ -356,6 +347,15 @@ def _only_writer(db_path: Path) -> Iterator[None]:
         handle.write(f"process {os.getpid()}")
         handle.flush()
         yield  # the lock goes with the file's closing, however the run ends
+
+
+def _remove(conn: sqlite3.Connection, writer: engine.Writer, doc_ids: Sequence[int]) -> None:
+    """Documents and their sections out of both stores, committed."""
+    for doc_id in doc_ids:
+        writer.delete_document(doc_id)
+    conn.executemany("DELETE FROM sections WHERE doc_id = ?", [(doc_id,) for doc_id in doc_ids])
+    conn.executemany("DELETE FROM documents WHERE id = ?", [(doc_id,) for doc_id in doc_ids])
+    _commit(conn, writer)
 
 
 def _commit(conn: sqlite3.Connection, writer: engine.Writer) -> None:

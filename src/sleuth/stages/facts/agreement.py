@@ -249,8 +249,9 @@ def _clusters(
 
 
 def _status(clusters: list[_Cluster]) -> FactLabel:
+    # two sources each stating a value the other does not: neither set holds the other
     if any(
-        a.sources - b.sources and b.sources - a.sources
+        not a.sources <= b.sources and not b.sources <= a.sources
         for n, a in enumerate(clusters)
         for b in clusters[n + 1 :]
     ):
@@ -280,7 +281,4 @@ def _display_attribute(entries: list[tuple[int, Claim]]) -> str:
 
 
 def _listed_domains(indexes: list[int], domains: list[list[str]]) -> list[str]:
-    listed: list[str] = []
-    for index in indexes:
-        listed.extend(domain for domain in domains[index] if domain not in listed)
-    return listed
+    return list(dict.fromkeys(domain for index in indexes for domain in domains[index]))

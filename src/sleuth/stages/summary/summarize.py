@@ -53,8 +53,8 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -161,8 +161,7 @@ class SummarySettings(BaseModel):
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Candidate:
+class _Candidate(NamedTuple):  # a tuple: one is built per sentence of every snippet
     result: int
     start: int
     end: int

@@ -13,6 +13,7 @@ settings and `subject_key` stay in `sleuth.stages.facts.claims`, which imports f
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Protocol
@@ -239,8 +240,6 @@ class Found:
         "_variants",
         "breaks",
         "changes",
-        "claim_break",
-        "ends",
         "starts",
         "terms",
         "text",
@@ -254,10 +253,9 @@ class Found:
         compiled: SubjectRules,
     ) -> None:
         self.text = masked
+        # where each sentence starts (its last one ends just before)
         self.starts = [end.end() for end in _SENTENCE_END.finditer(masked)]
-        self.ends = [start - 1 for start in self.starts]
         self.breaks = sorted([*(m.span() for m in _CLAUSE_BREAK.finditer(masked)), *claims])
-        self.claim_break = {span[0]: n for n, span in enumerate(self.breaks)}
         self._lowered = lowered = lower(masked)
         self.terms = _hits(matcher, lowered)
         self._variant_words = compiled.variants
@@ -322,13 +320,13 @@ def attribute_of(
         if sentence_start > start:
             break
         low = max(low, sentence_start)
-    for sentence_end in found.ends:
-        if sentence_end >= end:
-            high = min(high, sentence_end)
+    for sentence_start in found.starts:
+        if sentence_start > end:  # the sentence ends at sentence_start - 1
+            high = min(high, sentence_start - 1)
             break
     # the claim is a clause break of its own; the clauses on either side are its own
     breaks = found.breaks
-    k = found.claim_break[start]
+    k = bisect_left(breaks, span)  # the claim's own place: no clause break is masked text
     own_start = max(low, breaks[k - 1][1] if k else 0)
     own_end = min(high, breaks[k + 1][0] if k + 1 < len(breaks) else high)
     change = _change_word(found.changes, own_start, start, end, own_end) if found.changes else None

@@ -65,6 +65,32 @@ def test_a_price_two_domains_agree_on_and_a_third_contradicts_is_disputed() -> N
     assert [i.fact_check for i in checked.items] == ["agreed", "agreed", "disputed", None]
 
 
+def test_two_values_each_stated_by_two_domains_leave_every_claim_disputed() -> None:
+    tied = [
+        item(0, "https://a.example.com/", "iPhone 16 售价 5999 元。"),
+        item(1, "https://b.example.org/", "iPhone 16 售价 5999 元。"),
+        item(2, "https://c.example.net/", "iPhone 16 售价 6999 元。"),
+        item(3, "https://d.example.edu/", "iPhone 16 售价 6999 元。"),
+        item(4, "https://e.example.io/", "iPhone 16 售价 7999 元。"),
+    ]
+    checked = check_facts(tied, ["iPhone", "16", "价格"], SETTINGS)
+
+    fact = only_fact(checked.facts, "CNY")
+    assert fact.status == "disputed"
+    assert fact.value == 5999  # a tie goes to the best-ranked item's value
+    # no value has strictly more sources than every other: nobody's majority agrees
+    assert [i.fact_check for i in checked.items] == ["disputed"] * 5
+    # one more domain for 6999 makes it the majority, and only its claims agree
+    checked = check_facts(
+        [*tied, item(5, "https://f.example.co/", "iPhone 16 售价 6999 元。")],
+        ["iPhone", "16", "价格"],
+        SETTINGS,
+    )
+    assert [i.fact_check for i in checked.items] == [
+        "disputed", "disputed", "agreed", "agreed", "disputed", "agreed"
+    ]  # fmt: skip
+
+
 def test_the_same_in_english() -> None:
     items = [
         item(0, "https://www.apple.com/iphone-16/", "The iPhone 16 starts at $799 for 128GB."),

@@ -50,6 +50,22 @@ def test_soft_hyphen_tags_and_blank_lookalikes_are_removed() -> None:
     assert result.removed == 4
 
 
+@pytest.mark.parametrize(
+    ("query", "text", "removed"),
+    [
+        ("solar panel efficiency 太阳能电池", "solar panel efficiency 太阳能电池", 0),
+        # blank look-alikes are printable letters: they are removed all the same
+        ("solar\u3164panel \u2800efficiency", "solarpanel efficiency", 2),
+    ],
+)
+def test_a_printable_query_keeps_its_text_but_not_its_blank_lookalikes(
+    query: str, text: str, removed: int
+) -> None:
+    result = guard(query, DEFAULT)
+    assert (result.text, result.removed) == (text, removed)
+    assert bool(result.notes) == bool(removed)
+
+
 def test_tabs_and_newlines_become_spaces_and_whitespace_collapses() -> None:
     result = guard("  first\tsecond\n\nthird\r\n  ", DEFAULT)
     assert result.text == "first second third"

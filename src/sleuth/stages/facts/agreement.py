@@ -179,8 +179,11 @@ def check_facts(
     for (unit, _), entries in groups.items():
         clusters = _clusters(entries, unit, domains, settings)
         status = _status(clusters)
+        # each cluster's strongest rival: the most sources of any other cluster
+        most, runner_up = sorted([len(cluster.sources) for cluster in clusters] + [-1])[:-3:-1]
         for cluster in clusters:
-            label = _claim_label(cluster, clusters, status)
+            rival = runner_up if len(cluster.sources) == most else most
+            label = _claim_label(cluster, rival, status)
             for index, _ in cluster.entries:
                 labels[index].add(label)
         sources = set().union(*(cluster.sources for cluster in clusters))
@@ -249,8 +252,9 @@ def _clusters(
 
 
 def _status(clusters: list[_Cluster]) -> FactLabel:
+    # two sources each stating a value the other does not: neither set holds the other
     if any(
-        a.sources - b.sources and b.sources - a.sources
+        not a.sources <= b.sources and not b.sources <= a.sources
         for n, a in enumerate(clusters)
         for b in clusters[n + 1 :]
     ):
@@ -258,13 +262,13 @@ def _status(clusters: list[_Cluster]) -> FactLabel:
     return "agreed" if max(len(cluster.sources) for cluster in clusters) >= 2 else "single_source"
 
 
-def _claim_label(cluster: _Cluster, clusters: list[_Cluster], status: FactLabel) -> FactLabel:
-    """In a disputed fact, a strict majority of two or more sources agrees; in an agreed
-    fact, a value only one source states stands alone."""
+def _claim_label(cluster: _Cluster, rival: int, status: FactLabel) -> FactLabel:
+    """In a disputed fact, a strict majority of two or more sources agrees (more than
+    `rival`, the most sources of any other cluster); in an agreed fact, a value only one
+    source states stands alone."""
     backing = len(cluster.sources)
     if status == "disputed":
-        ahead = all(backing > len(other.sources) for other in clusters if other is not cluster)
-        return "agreed" if ahead and backing >= 2 else "disputed"
+        return "agreed" if backing > rival and backing >= 2 else "disputed"
     if status == "agreed" and backing < 2:
         return "single_source"
     return status
@@ -280,7 +284,4 @@ def _display_attribute(entries: list[tuple[int, Claim]]) -> str:
 
 
 def _listed_domains(indexes: list[int], domains: list[list[str]]) -> list[str]:
-    listed: list[str] = []
-    for index in indexes:
-        listed.extend(domain for domain in domains[index] if domain not in listed)
-    return listed
+    return list(dict.fromkeys(domain for index in indexes for domain in domains[index]))

@@ -13,6 +13,7 @@ settings and `subject_key` stay in `sleuth.stages.facts.claims`, which imports f
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 from typing import Any, Protocol
@@ -143,23 +144,50 @@ class _TermMatcher:
 
     def __init__(self, terms: tuple[str, ...]) -> None:
         # Longest first: at one place the first that fits wins. Each with its first
-        # word (what `str.find` looks for) and whether it has more words than that.
+        # word (what `str.find` looks for), the characters that may not stand just
+        # before it, how its end is checked, and, for a term of several words, the
+        # term itself (walked character by character); the edge rules are read once
+        # here, not at every place a term's first word is found.
         self._terms = [
-            (rank, term, term.split(" ", 1)[0], " " in term)
+            (
+                rank,
+                term,
+                term.split(" ", 1)[0],
+                _refused_before(term[0]),
+                _end_rule(term[-1]),
+                len(term),
+                " " in term,
+            )
             for rank, term in enumerate(sorted(terms, key=len, reverse=True))
         ]
 
     def hits(self, text: str) -> list[tuple[int, int, str]]:
         fits: list[tuple[int, int, int, str, bool]] = []  # (start, rank, end, term, spaced)
-        for rank, term, first, spaced in self._terms:
+        size = len(text)
+        for rank, term, first, refused, end_rule, length, spaced in self._terms:
             at = text.find(first)
             while at != -1:
-                # A one-word term was found whole by `find`: only its edges are checked.
-                end = _matched_end(text, at, term, whole=not spaced)
-                if end is not None:
-                    fits.append((at, rank, end, term, spaced))
+                if not (at and text[at - 1] in refused):
+                    # A one-word term was found whole by `find`: only its end is checked.
+                    end = _spaced_end(text, at, term) if spaced else at + length
+                    if end is not None and (
+                        end >= size
+                        or not end_rule
+                        or (
+                            text[end] not in _ASCII_LETTERS
+                            if end_rule == _LETTER
+                            else text[end] not in _ASCII_DIGITS
+                            and not (
+                                text[end] == "."
+                                and end + 1 < size
+                                and text[end + 1] in _ASCII_DIGITS
+                            )
+                        )
+                    ):
+                        fits.append((at, rank, end, term, spaced))
                 at = text.find(first, at + 1)
-        fits.sort()
+        if len(fits) > 1:
+            fits.sort()
         found: list[tuple[int, int, str]] = []
         free = 0  # matches never overlap
         for start, _, end, term, spaced in fits:
@@ -169,33 +197,36 @@ class _TermMatcher:
         return found
 
 
-def _matched_end(text: str, start: int, term: str, *, whole: bool = False) -> int | None:
-    """Where `term` ends when it is found at `start` by the rules of `_TermMatcher`;
-    `whole`: the text is known to hold `term` itself there, only its edges count."""
-    before = text[start - 1] if start else ""
-    if term[0] in _ASCII_LETTERS and (before in _ASCII_LETTERS or before in _ASCII_DIGITS):
-        return None
-    if term[0] in _ASCII_DIGITS and (before in _ASCII_DIGITS or before == "."):
-        return None
-    if whole:
-        at = start + len(term)
-    else:
-        at = start
-        for char in term:
-            if at >= len(text):
-                return None
-            if (char == " " and not text[at].isspace()) or (char != " " and text[at] != char):
-                return None
-            at += 1
-    after = text[at] if at < len(text) else ""
-    last = term[-1]
-    if last.isascii() and last.isalpha() and after in _ASCII_LETTERS:
-        return None
-    if last.isdigit() and (
-        after in _ASCII_DIGITS
-        or (after == "." and at + 1 < len(text) and text[at + 1] in _ASCII_DIGITS)
-    ):
-        return None
+#: How a term's end is checked: no rule, no letter after it, no digit (nor ".digit").
+_LETTER, _DIGIT_END = 1, 2
+_NOT_BEFORE_LETTER = _ASCII_LETTERS | _ASCII_DIGITS
+_NOT_BEFORE_DIGIT = _ASCII_DIGITS | {"."}
+
+
+def _refused_before(first: str) -> frozenset[str]:
+    """What may not stand just before a term: a letter or digit before a Latin letter,
+    a digit or a dot before a digit ("16" is not found in "2016" or "3.16")."""
+    if first in _ASCII_LETTERS:
+        return _NOT_BEFORE_LETTER
+    return _NOT_BEFORE_DIGIT if first in _ASCII_DIGITS else frozenset()
+
+
+def _end_rule(last: str) -> int:
+    if last.isascii() and last.isalpha():
+        return _LETTER
+    return _DIGIT_END if last.isdigit() else 0
+
+
+def _spaced_end(text: str, start: int, term: str) -> int | None:
+    """Where a term of several words ends when it is found at `start` (a space in it
+    is any one whitespace character), or None; its edges are checked by the caller."""
+    at = start
+    for char in term:
+        if at >= len(text):
+            return None
+        if (char == " " and not text[at].isspace()) or (char != " " and text[at] != char):
+            return None
+        at += 1
     return at
 
 
@@ -203,7 +234,16 @@ class Found:
     """Where, in one masked snippet, the sentence ends, clause breaks (claims included),
     query terms, variant words and change words are: found once, used for each claim."""
 
-    __slots__ = ("breaks", "changes", "claim_break", "ends", "starts", "terms", "text", "variants")
+    __slots__ = (
+        "_lowered",
+        "_variant_words",
+        "_variants",
+        "breaks",
+        "changes",
+        "starts",
+        "terms",
+        "text",
+    )
 
     def __init__(
         self,
@@ -213,14 +253,21 @@ class Found:
         compiled: SubjectRules,
     ) -> None:
         self.text = masked
+        # where each sentence starts (its last one ends just before)
         self.starts = [end.end() for end in _SENTENCE_END.finditer(masked)]
-        self.ends = [start - 1 for start in self.starts]
         self.breaks = sorted([*(m.span() for m in _CLAUSE_BREAK.finditer(masked)), *claims])
-        self.claim_break = {span[0]: n for n, span in enumerate(self.breaks)}
-        lowered = lower(masked)
+        self._lowered = lowered = lower(masked)
         self.terms = _hits(matcher, lowered)
-        self.variants = _hits(compiled.variants, lowered) if self.terms else []
+        self._variant_words = compiled.variants
+        self._variants: list[tuple[int, int, str]] | None = None
         self.changes = _hits(compiled.changes, lowered)
+
+    @property
+    def variants(self) -> list[tuple[int, int, str]]:
+        """Variant words, looked for only once a claim has query terms in its clause."""
+        if self._variants is None:
+            self._variants = _hits(self._variant_words, self._lowered)
+        return self._variants
 
 
 def _hits(pattern: re.Pattern[str] | _TermMatcher | None, text: str) -> list[tuple[int, int, str]]:
@@ -273,13 +320,13 @@ def attribute_of(
         if sentence_start > start:
             break
         low = max(low, sentence_start)
-    for sentence_end in found.ends:
-        if sentence_end >= end:
-            high = min(high, sentence_end)
+    for sentence_start in found.starts:
+        if sentence_start > end:  # the sentence ends at sentence_start - 1
+            high = min(high, sentence_start - 1)
             break
     # the claim is a clause break of its own; the clauses on either side are its own
     breaks = found.breaks
-    k = found.claim_break[start]
+    k = bisect_left(breaks, span)  # the claim's own place: no clause break is masked text
     own_start = max(low, breaks[k - 1][1] if k else 0)
     own_end = min(high, breaks[k + 1][0] if k + 1 < len(breaks) else high)
     change = _change_word(found.changes, own_start, start, end, own_end) if found.changes else None

@@ -556,6 +556,10 @@ def _without_policy_terms(text: str, policy: ContentPolicy, notes: list[str]) ->
 def _strip_invisible(text: str) -> tuple[str, str, int]:
     """The text without control and invisible characters, what was removed, and how
     many whitespace controls (tab, newline, ...) became spaces."""
+    if text.isprintable() and _BLANK_LOOKALIKES.isdisjoint(text):
+        # Printable text holds no control, format, private-use or surrogate character
+        # (all non-printable): nothing is removed, and no character is looked up.
+        return text, "", 0
     kept: list[str] = []
     removed: list[str] = []
     spaced = 0

@@ -53,8 +53,8 @@ from __future__ import annotations
 import math
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -161,8 +161,7 @@ class SummarySettings(BaseModel):
     )
 
 
-@dataclass(frozen=True, slots=True)
-class _Candidate:
+class _Candidate(NamedTuple):  # a tuple: one is built per sentence of every snippet
     result: int
     start: int
     end: int
@@ -231,7 +230,7 @@ def _candidates(
             continue
         # The rank stage tokenised this snippet already (tokens are cached): a snippet
         # without enough query tokens has no sentence with them either.
-        if needed and len(query.intersection(map(_stem, tokens(snippet)))) < needed:
+        if needed and not _holds(query, tokens(snippet), needed):
             continue
         for position, (start, end) in enumerate(sentence_spans(snippet)):
             text = snippet[start:end]
@@ -257,6 +256,23 @@ def _candidates(
         if relevance > 0:
             found.append(_Candidate(index, start, end, text, words, relevance))
     return found
+
+
+def _holds(query: frozenset[str], words: Sequence[str], needed: int) -> bool:
+    """Whether `words`, stemmed, hold `needed` distinct query tokens; the scan stops at
+    the last one needed (most snippets hold one in their first words).
+
+    >>> _holds(frozenset({"jit", "python"}), ("python", "adds", "a", "jit"), 2)
+    True
+    """
+    found: set[str] = set()
+    for word in words:
+        stem = _stem(word)
+        if stem in query and stem not in found:
+            found.add(stem)
+            if len(found) >= needed:
+                return True
+    return False
 
 
 def _query_weights(query: frozenset[str], sentences: Sequence[frozenset[str]]) -> dict[str, float]:
@@ -311,8 +327,9 @@ def _language(text: str) -> str:
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    union = len(a | b)
-    return len(a & b) / union if union else 0.0
+    shared = len(a & b)
+    union = len(a) + len(b) - shared  # counted, not built
+    return shared / union if union else 0.0
 
 
 def _select(candidates: list[_Candidate], settings: SummarySettings) -> list[_Candidate]:

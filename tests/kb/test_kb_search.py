@@ -228,6 +228,19 @@ def test_more_mentions_rank_higher(tmp_path: Path, tokenizer: Tokenizer) -> None
     assert paths(search(tmp_path / "kb.db", "队列", 5)) == ["often.txt", "once.txt"]
 
 
+def test_the_query_words_side_by_side_rank_first(tmp_path: Path) -> None:
+    # The same words as often in pages of the same length: only their order differs.
+    (tmp_path / "n").mkdir()
+    (tmp_path / "n/apart.md").write_text("# Notes\n\nRebuild the index. Create tables first.")
+    (tmp_path / "n/together.md").write_text("# Notes\n\nRebuild the table. Create indexes first.")
+    index_folder(tmp_path / "kb.db", tmp_path / "n")
+    found = search(tmp_path / "kb.db", "create index", 5)
+    assert paths(found) == ["together.md", "apart.md"]
+    assert found[0]["score"] > found[1]["score"]
+    # In the other order, the words meet across the other page's full stop.
+    assert paths(search(tmp_path / "kb.db", "index create", 5)) == ["apart.md", "together.md"]
+
+
 def test_an_identifier_finds_the_section_that_names_it(tmp_path: Path) -> None:
     # Pages about its parts ("auto" this, "increment" that) mention them more often. (The
     # trigram tokenizer indexes identifiers whole too, but there the parts' trigrams,

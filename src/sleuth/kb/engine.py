@@ -18,8 +18,11 @@ date (`Scope`) must match them, and they add nothing to the score, so the engine
 still keeps only the best sections of those that match.
 
 Searching is BM25 per field, summed over the query terms (`TITLE_WEIGHT`,
-`TEXT_WEIGHT`, `CODE_WEIGHT`), plus `PHRASE_WEIGHT` for each pair of adjacent query
-words found next to each other in any field. Measured on the development questions,
+`TEXT_WEIGHT`, `CODE_WEIGHT`). Phrase credit is not part of the query: it is added to
+the best sections afterwards (`sleuth.kb.phrases`), since a phrase clause is evaluated
+in every section that holds both its words, and the phrases of a long pasted
+question were two thirds of its time at 180,000 sections. Measured on the
+development questions,
 the document title and headings in one field beat a field each, a title at half
 weight beat a heavier one, and code in a field of its own beat code in the prose's
 (docs/knowledge-base.md).
@@ -27,6 +30,7 @@ weight beat a heavier one, and code in a field of its own beat code in the prose
 
 from __future__ import annotations
 
+import math
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,14 +44,14 @@ import tantivy
 # both languages; docs/knowledge-base.md).
 TITLE_WEIGHT = 0.5
 TEXT_WEIGHT = 1.0
-# About a tenth of a term's, as the sequential dependence model weighs ordered pairs.
-PHRASE_WEIGHT = 0.1
 # Code (fenced, indented, <pre>) is a field of its own at the same weight: its own
 # length and statistics, so a long example no longer dilutes its section's prose, nor
 # prose an example's terms (one more Chinese question first, one more English in
 # the held-out half; 0.25 and 0.5 ranked no better; docs/knowledge-base.md).
 CODE_WEIGHT = 1.0
 _FIELDS = (("title", TITLE_WEIGHT), ("text", TEXT_WEIGHT), ("code", CODE_WEIGHT))
+#: The fields a section's terms are searched in, by name.
+FIELDS = tuple(name for name, _weight in _FIELDS)
 # Indexes opened for searching, by folder, with the identity they were opened at.
 _READERS: dict[Path, tuple[tuple[int, int, int], Any]] = {}
 # Memory the writer may buffer before it writes a segment.
@@ -224,15 +228,8 @@ class Writer:
         self._writer.wait_merging_threads()
 
 
-def search(
-    index: Any,
-    terms: Sequence[str],
-    limit: int,
-    pairs: Sequence[tuple[str, str]] = (),
-    scope: Scope = Scope(),
-) -> list[Match]:
-    """The `limit` best sections for the query `terms` within `scope`, best first; each
-    of `pairs` found as a phrase adds to the score."""
+def search(index: Any, terms: Sequence[str], limit: int, scope: Scope = Scope()) -> list[Match]:
+    """The `limit` best sections for the query `terms` within `scope`, best first."""
     if not terms or limit <= 0:
         return []
     index.reload()
@@ -242,7 +239,6 @@ def search(
         for term in terms
         for name, weight in _FIELDS
     ]
-    clauses += _phrases(schema, pairs)
     query = tantivy.Query.boolean_query(clauses)
     filters = _filters(schema, scope)
     if filters:
@@ -252,6 +248,19 @@ def search(
             + [(tantivy.Occur.Must, tantivy.Query.const_score_query(f, 0.0)) for f in filters]
         )
     return _matches(index.searcher(), query, limit)
+
+
+def idf(index: Any, terms: Sequence[str]) -> dict[tuple[str, str], float]:
+    """BM25's inverse document frequency of each of `terms` in each field, by (field,
+    term), as the engine's own scoring computes it; the index as last searched."""
+    searcher = index.searcher()
+    total = searcher.num_docs
+    weights = {}
+    for name in FIELDS:
+        for term in terms:
+            found = searcher.doc_freq(name, term)
+            weights[name, term] = math.log(1 + (total - found + 0.5) / (found + 0.5))
+    return weights
 
 
 def _filters(schema: Any, scope: Scope) -> list[Any]:
@@ -267,17 +276,6 @@ def _filters(schema: Any, scope: Scope) -> list[Any]:
             )
         )
     return filters
-
-
-def _phrases(schema: Any, pairs: Sequence[tuple[str, str]]) -> list[tuple[Any, Any]]:
-    return [
-        (
-            tantivy.Occur.Should,
-            _boosted(tantivy.Query.phrase_query(schema, name, list(pair)), PHRASE_WEIGHT),
-        )
-        for pair in pairs
-        for name, _weight in _FIELDS
-    ]
 
 
 def _matches(searcher: Any, query: Any, limit: int) -> list[Match]:

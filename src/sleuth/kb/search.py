@@ -1,13 +1,13 @@
 """Searching the knowledge base: BM25 over sections, one result per document.
 
 The full-text index (`sleuth.kb.engine`) ranks sections on their title (document
-title and headings), prose and code, weighted, and hands back the best few dozen;
-the best of them (`PHRASE_CANDIDATES` per result asked for) then get credit for the
-query's neighbouring words found side by side in their stored text
-(`sleuth.kb.phrases`). A document is ranked by its best section, and only that
-section is shown: a second section of the same file would crowd out other files, and
-the pipeline's dedupe, which ignores URL fragments, would merge it into the first
-anyway.
+title and headings), prose and code, weighted, with credit for the query's
+neighbouring words found side by side, and hands back the best few dozen; for a
+question of many word pairs that credit is computed afterwards, for the best of
+them, from their stored text (`PAIRS_IN_ENGINE`, `sleuth.kb.phrases`). A document is
+ranked by its best section, and only that section is shown: a second section of the
+same file would crowd out other files, and the pipeline's dedupe, which ignores URL
+fragments, would merge it into the first anyway.
 
 Each result is JSON-ready, as `sleuth.providers.local` documents:
 
@@ -38,16 +38,23 @@ from sleuth.kb.passage import best_passage
 from sleuth.kb.phrases import phrase_credit
 from sleuth.kb.sections import unnumbered
 from sleuth.kb.store import connect, stored_tokenizer, unpack
-from sleuth.kb.tokenize import Query, Tokenizer, build_query, phrase_terms
+from sleuth.kb.tokenize import Query, Tokenizer, build_query, identifiers, phrase_terms
 
 # Sections fetched per result asked for, at first; four times as many again while
 # fewer than `limit` distinct documents are among them, up to `MAX_SECTIONS`.
 SECTIONS_PER_RESULT = 5
 MAX_SECTIONS = 2000
-# Sections per result asked for that get phrase credit, the engine's best: on the
-# development questions crediting the best 5, 10, 20 or 50 sections of a search for
-# 10 ranked the same, and these are mostly the results, whose text is read anyway.
-PHRASE_CANDIDATES = 1
+# A question of more neighbouring word pairs than this gets its phrase credit after
+# the engine's search, for its best `PHRASE_SECTIONS` sections (at least as many as
+# the results asked for), instead of phrase clauses in the engine's query: each clause
+# is evaluated in every section holding both words (a pasted error message's 17
+# pairs took 10 of its 15 ms at 180,000 sections), while reading and splitting 20
+# sections costs about 2 ms whatever the question. Crediting 20 ranked the
+# development questions as the clauses did; crediting only the 5 or 10 the results
+# come from changed the order below the first (for a search of 5, as the pipeline
+# asks, it put one question's right page out of them).
+PAIRS_IN_ENGINE = 5
+PHRASE_SECTIONS = 20
 
 
 class NotSearchable(RuntimeError):
@@ -130,8 +137,9 @@ def _best_per_document(
     """The `limit` best documents, each as its best section, best first."""
     wanted = limit * SECTIONS_PER_RESULT
     while True:
-        matches = engine.search(index, query.terms, wanted, scope)
-        if query.pairs:
+        in_engine = query.pairs if len(query.pairs) <= PAIRS_IN_ENGINE else ()
+        matches = engine.search(index, query.terms, wanted, in_engine, scope)
+        if query.pairs and not in_engine:
             matches = _with_phrases(index, stored, tokenizer, query, matches, limit)
         best: dict[int, engine.Match] = {}
         for match in matches:
@@ -150,35 +158,57 @@ def _with_phrases(
     limit: int,
 ) -> list[engine.Match]:
     """`matches` with the phrase credit of the best of them added, best first."""
-    credited = matches[: limit * PHRASE_CANDIDATES]
-    idf = engine.idf(index, sorted({term for pair in query.pairs for term in pair}))
+    credited = matches[: max(limit, PHRASE_SECTIONS)]
+    statistics = engine.statistics(index, sorted({term for pair in query.pairs for term in pair}))
     rows = stored.read([match.section_id for match in credited])
     fields = _fields(rows, tokenizer)
     scored = [
         engine.Match(
             match.section_id,
             match.doc_id,
-            match.score + phrase_credit(fields.get(match.section_id, {}), query.pairs, idf),
+            match.score + _credit(fields.get(match.section_id), query.pairs, statistics),
         )
         for match in credited
     ]
     return sorted(scored + matches[len(credited) :], key=lambda match: -match.score)
 
 
-def _fields(rows: dict[int, _Section], tokenizer: Tokenizer) -> dict[int, dict[str, list[str]]]:
-    """The terms of each field of the sections `rows`, in order, as the engine holds
-    them, for finding the query's pairs (`phrase_terms`)."""
-    pages: dict[str, list[str]] = {}  # a document's title, once for all its sections
+class _Fields(NamedTuple):
+    terms: dict[str, list[str]]  # by field, in order (`phrase_terms`)
+    lengths: dict[str, int]  # by field, as indexed: the terms and the identifiers after
+
+
+def _credit(
+    fields: _Fields | None, pairs: Sequence[tuple[str, str]], statistics: engine.Statistics
+) -> float:
+    if fields is None:  # removed by a concurrent indexer
+        return 0.0
+    return phrase_credit(fields.terms, pairs, statistics, fields.lengths)
+
+
+def _fields(rows: dict[int, _Section], tokenizer: Tokenizer) -> dict[int, _Fields]:
+    """The terms and lengths of each field of the sections `rows`, as the engine holds
+    them, for finding the query's pairs. (A Chinese run counts as one term, not as
+    its words: only the length of a field with Chinese text is approximate.)"""
+    pages: dict[str, tuple[list[str], int]] = {}  # a document's title, once for all
     fields = {}
     for section_id, row in rows.items():
         if row.page not in pages:
-            pages[row.page] = phrase_terms(unnumbered(row.page), tokenizer)
-        fields[section_id] = {
-            "title": pages[row.page] + phrase_terms(unnumbered(row.headings), tokenizer),
-            "text": phrase_terms(row.body, tokenizer),
-            "code": phrase_terms(row.code, tokenizer),
-        }
+            pages[row.page] = _field(unnumbered(row.page), tokenizer)
+        page, page_length = pages[row.page]
+        headings, headings_length = _field(unnumbered(row.headings), tokenizer)
+        text, text_length = _field(row.body, tokenizer)
+        code, code_length = _field(row.code, tokenizer)
+        fields[section_id] = _Fields(
+            {"title": page + headings, "text": text, "code": code},
+            {"title": page_length + headings_length, "text": text_length, "code": code_length},
+        )
     return fields
+
+
+def _field(text: str, tokenizer: Tokenizer) -> tuple[list[str], int]:
+    terms = phrase_terms(text, tokenizer)
+    return terms, len(terms) + len(identifiers(text))
 
 
 def _holds_documents(conn: sqlite3.Connection) -> bool:

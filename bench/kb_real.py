@@ -14,6 +14,14 @@ as typed (what `kb.search` gets from a caller) and as the rewrite stage's keywor
 It also times an incremental re-index of a copy of `en/` after 1 % of its pages are
 touched, 1 % changed and 1 % deleted, against the full build.
 
+The terms of PostgreSQL's back-of-book index (`bookindex.html`) that point at one
+page are asked too, 400 of them: the documentation's own words, labelled by its
+authors, many more lookups than questions.
+
+`--api-docs DIR` (default: Debian's python3.11-doc, when installed) is a known-item
+check on documentation the questions do not cover: 300 API entries of the Python
+library reference drawn at random, asked by their ids.
+
 `--scale DIR` (repeatable) adds more real documentation to the same knowledge base
 afterwards, e.g. /usr/share/doc/python3.11-doc/html (Debian's python3.11-doc), and
 reports the latency again at that size; `--copies N` indexes the corpus that many
@@ -38,6 +46,7 @@ import argparse
 import html
 import json
 import os
+import random
 import re
 import resource
 import shutil
@@ -58,6 +67,11 @@ from sleuth.kb.store import unpack
 from sleuth.stages.query.rewrite import RewriteSettings, rewrite
 
 QUESTIONS = Path(__file__).resolve().parents[2] / "shared/bench-data/kb-dev/questions.json"
+PYTHON_DOCS = Path("/usr/share/doc/python3.11-doc/html")  # Debian's python3.11-doc
+_API_ENTRY = re.compile(r'<dt class="sig sig-object py" id="([^"]+)"')
+_INDEX_ENTRY = re.compile(r'<dt id="ientry-[^"]+">(.*?)</dt>')
+_INDEX_LINK = re.compile(r'href="([^"#]+)')
+_TAG = re.compile(r"<[^>]+>")
 Ranker = Callable[[str, int], list[str]]
 _ID = re.compile(r"""\bid\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 
@@ -70,6 +84,7 @@ def main() -> None:
     parser.add_argument("--copies", type=int, default=0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-bm25s", action="store_true")
+    parser.add_argument("--api-docs", type=Path, default=PYTHON_DOCS)
     args = parser.parse_args()
     if not (args.corpus / "en").is_dir():
         sys.exit(f"no corpus at {args.corpus}: run make_corpus.sh {args.corpus} as root first")
@@ -94,9 +109,16 @@ def main() -> None:
         for name, ranker in rankers.items():
             for lang in ("en", "zh"):
                 print_quality(name, lang, questions[lang], ranker)
+        book_index = args.corpus / "en" / "bookindex.html"
+        if book_index.is_file():
+            terms = book_index_terms(book_index)
+            for name, ranker in rankers.items():
+                print_lookup(f"index terms, {name}", terms, ranker, "en/")
         print_confidence(db, questions, Path(tmp) / "state.sqlite")
         print_latency(db, asked, args.repeat, "sleuth")
         print_incremental(args.corpus / "en", Path(tmp) / "incremental")
+        if (args.api_docs / "library").is_dir():
+            print_api_lookup(args.api_docs, Path(tmp) / "api.sqlite", not args.no_bm25s)
         extra = list(args.scale)
         for copy in range(args.copies):
             for lang in ("en", "zh"):
@@ -283,6 +305,80 @@ def print_quality(name: str, lang: str, questions: list[dict[str, object]], rank
         mrr = sum(1 / place for place in group if place) / n
         figures.append(f"{label} {hit1:.2f} / {hit5:.2f} / {mrr:.3f}")
     print(f"{name:20} {lang}: hit@1 / hit@5 / MRR@10: " + "; ".join(figures))
+
+
+def book_index_terms(page: Path, sample: int = 400) -> list[tuple[str, str]]:
+    """A fixed random sample of a DocBook back-of-book index's terms (PostgreSQL's
+    `bookindex.html`) that point at one page and are phrases, not names: ("warm
+    standby", "high-availability.html"). The documentation's authors chose the page
+    each term is about, so they are labelled lookups of the documentation's own
+    words, hundreds of them, beside the questions' paraphrases."""
+    entries = []
+    for found in _INDEX_ENTRY.finditer(page.read_text(encoding="utf-8")):
+        entry = found.group(1)
+        pages = set(_INDEX_LINK.findall(entry))
+        term = html.unescape(_TAG.sub("", entry.split("<a", 1)[0])).strip().rstrip(",").strip()
+        if len(pages) == 1 and len(term.split()) >= 2 and "(" not in term:
+            entries.append((term, pages.pop()))
+    return random.Random(14).sample(entries, min(sample, len(entries)))
+
+
+def print_lookup(name: str, lookups: list[tuple[str, str]], rank: Ranker, prefix: str) -> None:
+    """hit@1, hit@5 and MRR@10 of known-item lookups: (query, the page it is about)."""
+    places = []
+    for query, page in lookups:
+        pages = [got.removeprefix(prefix) for got in rank(query, 10)]
+        places.append(next((i for i, got in enumerate(pages, 1) if got == page), None))
+    n = len(places) or 1
+    hit1 = sum(place == 1 for place in places) / n
+    hit5 = sum(place is not None and place <= 5 for place in places) / n
+    mrr = sum(1 / place for place in places if place) / n
+    figures = f"{hit1:.2f} / {hit5:.2f} / {mrr:.3f}"
+    print(f"{name:32}: {len(places)} lookups, hit@1 / hit@5 / MRR@10 {figures}")
+
+
+def print_api_lookup(docs: Path, db: Path, baselines: bool, sample: int = 300) -> None:
+    """Known-item lookup on other documentation than the questions': the Python
+    library reference's API entries (`<dt id="functools.lru_cache">`), a fixed random
+    sample asked by their ids, then those whose last part has an underscore by that
+    part alone (`lru_cache`). A hit is the entry's page (hit@1, hit@5) and, for sleuth,
+    which links to sections, the entry itself as the first result."""
+    index_timed(db, docs, docs.name)
+    entries = [
+        (found.group(1), f"library/{page.name}")
+        for page in sorted((docs / "library").glob("*.html"))
+        for found in _API_ENTRY.finditer(page.read_text(encoding="utf-8"))
+    ]
+    drawn = random.Random(14).sample(entries, min(sample, len(entries)))
+    asked = {
+        "by id": [(entry, page, entry) for entry, page in drawn],
+        "by last part": [
+            (entry.rsplit(".", 1)[-1], page, entry)
+            for entry, page in drawn
+            if "_" in entry.rsplit(".", 1)[-1].strip("_")
+        ],
+    }
+    rankers: dict[str, Ranker] = {"sleuth": lambda q, k: [r["path"] for r in search(db, q, k)]}
+    if baselines:
+        rankers["bm25s"] = bm25s_ranker(db)
+        rankers["tantivy"] = tantivy_ranker(db)
+    for how, queries in asked.items():
+        for name, rank in rankers.items():
+            found = [(rank(query, 5), page) for query, page, _entry in queries]
+            hit1 = sum(bool(got) and got[0] == page for got, page in found)
+            hit5 = sum(page in got for got, page in found)
+            line = (
+                f"API lookup {how:13} {name:8}: {len(queries)} entries, page hit@1"
+                f" {hit1 / len(queries):.2f} hit@5 {hit5 / len(queries):.2f}"
+            )
+            if name == "sleuth":
+                first = sum(
+                    bool(hits) and hits[0]["url"].endswith("#" + entry)
+                    for query, _page, entry in queries
+                    for hits in [search(db, query, 1)]
+                )
+                line += f", the entry itself first {first / len(queries):.2f}"
+            print(line)
 
 
 def print_confidence(db: Path, questions: dict[str, list[dict[str, Any]]], state: Path) -> None:

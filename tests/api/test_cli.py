@@ -343,6 +343,20 @@ def test_index_without_a_path_indexes_the_configured_sources(
     assert due.stdout.strip() == "no source is due"
 
 
+def test_index_of_every_source_removes_what_a_dropped_source_indexed(
+    runner: CliRunner, tmp_path: Path, docs: Path
+) -> None:
+    config = sources_config(tmp_path, docs)
+    assert runner.invoke(app, ["index", "--config", str(config)]).exit_code == 0
+    search = ["search", "stale cache answers", "--config", str(config)]
+    assert "t1.md" in runner.invoke(app, search).stdout
+    config.write_text(f"kb:\n  sources:\n    notes: {{paths: ['{docs}']}}\n", encoding="utf-8")
+    again = runner.invoke(app, ["index", "--config", str(config)])
+    assert again.exit_code == 0, again.output
+    assert "removed 1 documents of source tickets, no longer in kb.sources" in again.stdout
+    assert "t1.md" not in runner.invoke(app, search).stdout
+
+
 def test_index_names_an_unknown_source_and_a_missing_configuration(
     runner: CliRunner, tmp_path: Path, docs: Path
 ) -> None:

@@ -1,5 +1,9 @@
 """The main-text rules sleuth adds to trafilatura, each on a page built to need it."""
 
+import logging
+
+import pytest
+
 from sleuth.extract.main_text import main_text, parse_html
 
 _BODY = (
@@ -69,3 +73,14 @@ def test_headings_code_and_tables_keep_their_shape() -> None:
     assert "## How to apply" in text
     assert "```\napply --permit 1234\napply --status\n```" in text
     assert "| River Road | March |" in text
+
+
+def test_a_body_that_is_not_html_is_none_and_logs_no_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.DEBUG):
+        for body in ("just a line of plain text", '{"results": []}', "", b"%PDF-1.4 \x00\x01"):
+            assert parse_html(body) is None
+    assert [
+        record.getMessage() for record in caplog.records if record.levelno >= logging.ERROR
+    ] == []

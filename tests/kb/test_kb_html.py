@@ -126,3 +126,45 @@ def test_every_section_link_opens_an_element_the_page_has(tmp_path: Path) -> Non
     assert hit["snippet"] == "Decorator to wrap a function with a memoizing callable."
     (hit,) = search(db, "return disk space to the operating system", 1)
     assert hit["url"].endswith("routine-vacuuming.html#VACUUM-FOR-SPACE-RECOVERY")
+
+
+SPHINX_CLASS = """<html><head><title>inspect — Inspect live objects</title></head><body>
+<div class="body" role="main"><section id="module-inspect"><h1>inspect</h1>
+<dl class="py class"><dt class="sig sig-object py" id="inspect.Signature">
+<em class="property">class </em><span class="sig-prename">inspect.</span><span
+class="sig-name">Signature</span>(parameters=None)</dt>
+<dd><p>A Signature object represents the call signature of a function.</p>
+<dl class="py method"><dt class="sig sig-object py" id="inspect.Signature.bind">
+<span class="sig-name">bind</span>(*args, **kwargs)</dt>
+<dd><p>Create a mapping from positional and keyword arguments to parameters.</p></dd></dl>
+<dl class="py attribute"><dt class="sig sig-object py" id="inspect.Parameter.kind.description">
+<span class="sig-name">kind.description</span></dt>
+<dd><p>Describes an enum value of Parameter.kind.</p></dd></dl>
+</dd></dl></section></div></body></html>
+"""
+
+
+def test_a_class_member_is_headed_by_its_qualified_name(tmp_path: Path) -> None:
+    _title, items = read_page(SPHINX_CLASS)
+    headings = [item.text for item in items if isinstance(item, Heading)]
+    assert list(dict.fromkeys(headings)) == [  # the class's heading comes back after each list
+        "inspect",
+        "class inspect.Signature(parameters=None)",
+        "inspect.Signature.bind(*args, **kwargs)",
+        "inspect.Parameter.kind.description",
+    ]
+    (tmp_path / "html").mkdir()
+    (tmp_path / "html" / "inspect.html").write_text(SPHINX_CLASS, encoding="utf-8")
+    index_folder(tmp_path / "kb.db", tmp_path / "html")
+    (hit,) = search(tmp_path / "kb.db", "map positional and keyword arguments", 1)
+    assert unquote(urlsplit(hit["url"]).fragment) == "inspect.Signature.bind"
+    assert hit["title"].endswith("inspect.Signature.bind(*args, **kwargs)")  # what a user reads
+
+
+def test_an_id_that_is_not_a_dotted_name_leaves_the_heading_as_written() -> None:
+    page = """<html><body><main><dl><dt id="a3f9c2e1b0">run(int n)</dt><dd><p>Runs.</p></dd>
+    <dt id="removePrefix(java.lang.String)">removePrefix(String prefix)</dt><dd><p>Strips.</p></dd>
+    </dl></main></body></html>"""
+    _title, items = read_page(page)
+    headings = [item.text for item in items if isinstance(item, Heading)]
+    assert headings == ["run(int n)", "removePrefix(String prefix)"]

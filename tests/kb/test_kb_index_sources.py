@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from sleuth.kb import IndexReport, index_folder, index_source, last_indexed, search
+from sleuth.kb import (
+    IndexReport,
+    index_folder,
+    index_source,
+    last_indexed,
+    prune_sources,
+    search,
+)
 from sleuth.kb.sources import SourceConfig
 from sleuth.kb.store import SCHEMA_VERSION
 
@@ -148,3 +155,22 @@ def test_a_knowledge_base_of_version_5_is_upgraded_in_place(
     with closing(sqlite3.connect(db)) as conn:
         version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
     assert version == (SCHEMA_VERSION,)
+
+
+def test_a_source_whose_paths_change_keeps_only_what_its_paths_hold(
+    db: Path, folders: dict[str, Path], tmp_path: Path
+) -> None:
+    moved = tmp_path / "tickets-2027"
+    write(moved / "vpn.md", "# VPN drops\n\nThe export VPN drops every hour.")
+    report = index_source(db, "support_tickets", SourceConfig(paths=[moved]), now=NOW)
+    assert (report.added, report.removed) == (1, 2)
+    assert paths(search(db, "export", 10, sources=["support_tickets"])) == ["vpn.md"]
+    assert "export.md" in paths(search(db, "export", 10))  # indexed by path: not a source's
+
+
+def test_a_source_no_longer_configured_is_pruned_and_files_indexed_by_path_stay(
+    db: Path,
+) -> None:
+    assert prune_sources(db, ["Support_Tickets"]) == {"customer_feedback": 1}
+    assert paths(search(db, "export", 10)) == ["export.md", "login.md", "urgent/disk.md"]
+    assert prune_sources(db, ["support_tickets"]) == {}

@@ -299,6 +299,25 @@ def test_an_identifier_finds_the_section_that_names_it(tmp_path: Path) -> None:
     )
 
 
+def test_the_entry_an_identifier_heads_comes_before_pages_that_mention_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "n").mkdir()
+    (tmp_path / "n/whatsnew.md").write_text(
+        "# What's new in 3.7\n\n## gc\n\nNew gc.freeze() moves every object to a permanent "
+        "generation; gc.unfreeze() and gc.get_freeze_count() go with it."
+    )
+    (tmp_path / "n/gc.md").write_text(
+        "# gc: the garbage collector interface\n\n## gc.collect(generation=2)\n\nRun a "
+        "full collection; without an argument, every generation.\n\n"
+        "## gc.get_freeze_count()\n\nReturn the number of objects in the permanent generation."
+    )
+    index_folder(tmp_path / "kb.db", tmp_path / "n")
+    for asked in ("gc.get_freeze_count", "get_freeze_count"):
+        first = search(tmp_path / "kb.db", asked, 5)[0]
+        assert first["url"].endswith("gc.md#gcget_freeze_count"), (asked, first["url"])
+
+
 def indexed(tmp_path: Path, files: dict[str, str], tokenizer: Tokenizer) -> Path:
     for name, text in files.items():
         (tmp_path / "n" / name).parent.mkdir(parents=True, exist_ok=True)

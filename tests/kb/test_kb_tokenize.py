@@ -141,6 +141,17 @@ def test_identifiers_are_indexed_whole_after_the_words() -> None:
     assert index_form("no identifier here.", "jieba") == "no identifi here"
 
 
+def test_dotted_identifiers_are_indexed_by_their_tails_too() -> None:
+    terms = index_form("Call functools.lru_cache or inspect.Signature.bind_partial", "jieba")
+    assert terms.split()[-5:] == [
+        *["functools.lru_cache", "inspect.signature.bind_partial"],
+        *["lru_cache", "signature.bind_partial", "bind_partial"],
+    ]
+    assert index_form("os.path.join", "jieba").split() == [
+        *["os", "path", "join", "os.path.join", "path.join"]
+    ]
+
+
 def test_identifiers_are_words_joined_by_underscores_or_dots() -> None:
     text = "See pg_hba.conf. Host 10.0.3.7, v1.2 and os.path.join; AUTO_INCREMENT 的 _x_y 2_a"
     assert identifiers(text) == ["pg_hba.conf", "v1.2", "os.path.join", "auto_increment", "x_y"]

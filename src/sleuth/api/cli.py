@@ -247,6 +247,22 @@ def index(
         _index_one(settings.kb, f"source {escape(name)}", None, name, extra)
     if due and not names:
         out().print("no source is due", highlight=False)
+    if path is None and not source and not due:  # every configured source: the rest go
+        _prune(settings.kb)
+
+
+def _prune(conf: KnowledgeBaseConfig) -> None:
+    """Remove what sources no longer in kb.sources indexed, and say so."""
+    try:
+        dropped = kb.prune_sources(conf.path, list(conf.sources))
+    except kb.IndexBusy as exc:
+        err().print(f"[bold red]error[/]: {escape(str(exc))}", highlight=False)
+        raise typer.Exit(3) from None
+    for name, count in dropped.items():
+        out().print(
+            f"removed {count} documents of source {escape(name)}, no longer in kb.sources",
+            highlight=False,
+        )
 
 
 def _sources_to_index(

@@ -29,6 +29,7 @@ fenced code blocks, one block a line.
 
 from __future__ import annotations
 
+import logging
 import re
 
 import trafilatura
@@ -41,6 +42,18 @@ LINK_DENSITY = 0.5
 #: A line of this many words or more is a sentence, not a menu entry.
 SENTENCE_WORDS = 10
 _WORDS = re.compile(r"\w+")
+
+
+class _NotHtml(logging.Filter):
+    """trafilatura logs an ERROR for every body that is not HTML ("parsed tree length:
+    0, wrong data type or not valid HTML", "Document is empty"); for sleuth that is an
+    answer (`parse_html` returns None and the caller says so), not an error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.name == "trafilatura.utils" and record.levelno == logging.ERROR)
+
+
+logging.getLogger("trafilatura.utils").addFilter(_NotHtml())
 
 
 def parse_html(html: str | bytes) -> HtmlElement | None:

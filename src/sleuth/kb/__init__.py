@@ -21,7 +21,14 @@ step), `ignore` (.gitignore rules), `index` (incremental indexing), `search`
 """
 
 from sleuth.kb.engine import IndexBusy
-from sleuth.kb.index import IndexReport, index_folder, index_source, last_indexed, readable_file
+from sleuth.kb.index import (
+    IndexReport,
+    index_folder,
+    index_source,
+    last_indexed,
+    prune_sources,
+    readable_file,
+)
 from sleuth.kb.search import NotSearchable, document_count, search
 from sleuth.kb.sources import SourceConfig, due_sources
 from sleuth.kb.tokenize import Tokenizer
@@ -37,6 +44,7 @@ __all__ = [
     "index_folder",
     "index_source",
     "last_indexed",
+    "prune_sources",
     "readable_file",
     "search",
 ]

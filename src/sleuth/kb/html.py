@@ -15,7 +15,10 @@ it. A heading with none gets no anchor (the link opens the page), never one made
 
 API entries are sections of their own: a `<dt id="functools.lru_cache">` (Sphinx,
 Doxygen- and Javadoc-like pages) is a heading with that id, its `<dd>` its text;
-after the list the text goes back to the section it was in.
+after the list the text goes back to the section it was in. Sphinx writes a class's
+members by their short name (`bind(*args)` for `inspect.Signature.bind`, 37 % of the
+Python library's entries): the heading takes the qualified name from the id, so a
+question naming the class finds its members.
 
 A block whose text is nearly all links (`LINK_DENSITY`) is left out too, and so is
 the text of a page that is mostly links (`LINK_DENSITY_PAGE`, kept by its title):
@@ -30,6 +33,7 @@ nothing.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
@@ -194,7 +198,11 @@ class _Walker:
     def _heading(self, node: Any, text: str, *, api: bool = False) -> None:
         self.flush()
         if text:
-            anchor = node.id if api else _anchor_of(node)
+            if api:  # a `dt` is walked as an entry only when it has an id
+                anchor: str | None = str(node.id)
+                text = _qualified(text, str(node.id))
+            else:
+                anchor = _anchor_of(node)
             self._emit(Heading(text, anchor, slug=False))
 
     def _emit(self, heading: Heading) -> None:
@@ -209,6 +217,23 @@ def _has_api_entry(node: Any) -> bool:
             return True
         child = child.next
     return False
+
+
+def _qualified(text: str, anchor: str) -> str:
+    """`bind(*args)` under the id `inspect.Signature.bind` reads
+    `inspect.Signature.bind(*args)` (and `kind.description` reads
+    `inspect.Parameter.kind.description`); a heading that already names its id, or
+    whose id is not a dotted name ending in words of the heading (Doxygen's hashes,
+    Javadoc's signatures), is kept as it is."""
+    parts = anchor.split(".")
+    if len(parts) < 2 or anchor in text or not all(part.isidentifier() for part in parts):
+        return text
+    for start in range(1, len(parts)):  # the longest tail of the id the heading names
+        tail = re.escape(".".join(parts[start:]))
+        found = re.search(rf"(?<![\w.]){tail}(?!\w)", text)
+        if found is not None:
+            return text[: found.start()] + anchor + text[found.end() :]
+    return text
 
 
 def _anchor_of(heading: Any) -> str | None:

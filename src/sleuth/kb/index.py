@@ -50,6 +50,7 @@ from sleuth.kb.store import (
     prepare,
     record_source_run,
     source_runs,
+    stored_tokenizer,
     timestamp,
 )
 from sleuth.kb.tokenize import TOKENIZERS, Tokenizer
@@ -226,16 +227,63 @@ def index_source(
         )
         for path in source.paths
     ]
+    # What the source indexed under paths it no longer has is no longer its own.
+    moved = remove_documents(db_path, source=name, keep_under=source.paths)
     with closing(connect(db_path)) as conn:
         record_source_run(conn, name, now or datetime.now(UTC))
         conn.commit()
+    total = {
+        counted: sum(getattr(report, counted) for report in reports)
+        for counted in ("added", "updated", "unchanged", "removed", "files", "skipped")
+    }
+    total["removed"] += moved
     return IndexReport(
-        **{
-            counted: sum(getattr(report, counted) for report in reports)
-            for counted in ("added", "updated", "unchanged", "removed", "files", "skipped")
-        },
-        not_text=tuple(item for report in reports for item in report.not_text),
+        **total, not_text=tuple(item for report in reports for item in report.not_text)
     )
+
+
+def remove_documents(db_path: Path, *, source: str, keep_under: Sequence[Path] = ()) -> int:
+    """Remove the documents indexed through the source named `source` that lie under
+    none of `keep_under` (all of them when it is empty), with their sections; returns
+    how many. Raises IndexBusy when another indexer is writing."""
+    if not source or not db_path.is_file():
+        return 0
+    kept = [path.resolve() for path in keep_under]
+    with _only_writer(db_path), closing(connect(db_path)) as conn:
+        tokenizer = stored_tokenizer(conn)
+        if tokenizer is None:  # nothing indexed, or by another version: the next run rebuilds
+            return 0
+        rows = conn.execute("SELECT id, path FROM documents WHERE source = ?", (source,))
+        gone = [(doc_id,) for doc_id, path in rows if not _inside(Path(path), kept)]
+        if not gone:
+            return 0
+        writer = engine.Writer(prepare(conn, db_path, tokenizer))
+        for (doc_id,) in gone:
+            writer.delete_document(doc_id)
+        conn.executemany("DELETE FROM sections WHERE doc_id = ?", gone)
+        conn.executemany("DELETE FROM documents WHERE id = ?", gone)
+        _commit(conn, writer)
+        writer.close()
+    return len(gone)
+
+
+def prune_sources(db_path: Path, configured: Sequence[str]) -> dict[str, int]:
+    """Remove the documents of every source that is no longer in `configured` (the
+    names in kb.sources); documents indexed by path (no source) stay. Returns how many
+    each such source had."""
+    if not db_path.is_file():
+        return {}
+    with closing(connect(db_path)) as conn:
+        if stored_tokenizer(conn) is None:
+            return {}
+        names = [name for (name,) in conn.execute("SELECT DISTINCT source FROM documents")]
+    wanted = {name.lower() for name in configured}
+    dropped = [name for name in names if name and name not in wanted]
+    return {name: remove_documents(db_path, source=name) for name in dropped}
+
+
+def _inside(path: Path, roots: Sequence[Path]) -> bool:
+    return any(path == root or path.is_relative_to(root) for root in roots)
 
 
 def last_indexed(db_path: Path) -> dict[str, datetime]:

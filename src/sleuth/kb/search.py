@@ -38,7 +38,7 @@ from sleuth.kb.passage import best_passage
 from sleuth.kb.phrases import phrase_credit
 from sleuth.kb.sections import unnumbered
 from sleuth.kb.store import connect, stored_tokenizer, unpack
-from sleuth.kb.tokenize import Query, Tokenizer, build_query, identifiers, phrase_terms
+from sleuth.kb.tokenize import Query, Tokenizer, build_query, phrase_terms, whole_names
 
 # Sections fetched per result asked for, at first; four times as many again while
 # fewer than `limit` distinct documents are among them, up to `MAX_SECTIONS`.
@@ -175,7 +175,7 @@ def _with_phrases(
 
 class _Fields(NamedTuple):
     terms: dict[str, list[str]]  # by field, in order (`phrase_terms`)
-    lengths: dict[str, int]  # by field, as indexed: the terms and the identifiers after
+    lengths: dict[str, int]  # by field, as indexed: the terms and the whole names after
 
 
 def _credit(
@@ -208,7 +208,7 @@ def _fields(rows: dict[int, _Section], tokenizer: Tokenizer) -> dict[int, _Field
 
 def _field(text: str, tokenizer: Tokenizer) -> tuple[list[str], int]:
     terms = phrase_terms(text, tokenizer)
-    return terms, len(terms) + len(identifiers(text))
+    return terms, len(terms) + len(whole_names(text))
 
 
 def _holds_documents(conn: sqlite3.Connection) -> bool:

@@ -49,8 +49,9 @@ import rjieba
 Tokenizer = Literal["jieba", "trigram"]
 TOKENIZERS: tuple[Tokenizer, ...] = ("jieba", "trigram")
 #: How text becomes index terms, besides the tokenizer: a full-text index built by
-#: another version is rebuilt from the stored text (2: identifiers indexed whole too).
-ANALYSIS_VERSION = "2"
+#: another version is rebuilt from the stored text (2: identifiers indexed whole too;
+#: 3: and the dotted ones' tails).
+ANALYSIS_VERSION = "3"
 TRIGRAM_MIN = 3
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -155,10 +156,28 @@ def _words(lowered: str) -> list[str]:
 
 def index_form(text: str, tokenizer: Tokenizer) -> str:
     """The text handed to the engine for indexing: its terms joined by spaces, then its
-    identifiers whole (after the text, so that no phrase of its words is broken)."""
+    identifiers whole and the tails of the dotted ones (`functools.lru_cache` also as
+    `lru_cache`, so the entry is found by the name a caller writes; after the text, so
+    that no phrase of its words is broken)."""
     terms = analyze(text, tokenizer)
+    after = whole_names(text)
+    return " ".join(terms + after if after else terms)
+
+
+def whole_names(text: str) -> list[str]:
+    """What `index_form` adds after the words of `text`: its identifiers whole, then
+    the tails of the dotted ones."""
     whole = identifiers(text)
-    return " ".join(terms + whole if whole else terms)
+    return whole + [tail for name in whole for tail in _tails(name)] if whole else whole
+
+
+def _tails(identifier: str) -> list[str]:
+    """The ends of a dotted identifier that are identifiers still: `os.path.join` gives
+    `path.join` (`join` is a word, indexed already); `inspect.Signature.bind_partial`
+    gives `signature.bind_partial` and `bind_partial`."""
+    parts = identifier.split(".")
+    tails = (".".join(parts[start:]) for start in range(1, len(parts)))
+    return [tail for tail in tails if "." in tail or "_" in tail]
 
 
 def identifiers(text: str) -> list[str]:

@@ -20,6 +20,7 @@ from sleuth.kb.tokenize import (
     index_form,
     phrase_terms,
     segment,
+    whole_names,
 )
 
 
@@ -173,3 +174,12 @@ def test_phrase_terms_are_the_analysed_terms_without_cutting_chinese() -> None:
     assert mixed == ["creat", " ", "index", "creat", "index"]
     assert list(itertools.pairwise(mixed)).count(("creat", "index")) == 1
     assert phrase_terms("缓存 cache", "trigram") == analyze("缓存 cache", "trigram")
+
+
+def test_whole_names_are_what_the_index_form_adds_after_the_words() -> None:
+    text = "Call functools.lru_cache, then os.path.join."
+    terms = index_form(text, "jieba").split()
+    words = analyze(text, "jieba")
+    assert terms[len(words) :] == whole_names(text)
+    assert whole_names(text)[:2] == ["functools.lru_cache", "os.path.join"]
+    assert whole_names("no names here.") == []

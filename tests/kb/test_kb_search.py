@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from datetime import datetime
 from pathlib import Path
@@ -9,10 +10,14 @@ from typing import Any
 
 import pytest
 
-from sleuth.kb import NotSearchable, Tokenizer, index_folder, search
+from sleuth.kb import NotSearchable, Tokenizer, index_folder, phrases, search
 from sleuth.kb.engine import index_dir, remove_index
 from sleuth.kb.passage import MAX_CHARS
+from sleuth.kb.tokenize import build_query
 from sleuth.text import split_sentences
+
+# The module, which `sleuth.kb.search` (the function) hides.
+kb_search = importlib.import_module("sleuth.kb.search")
 
 TOKENIZERS: list[Tokenizer] = ["jieba", "trigram"]
 
@@ -226,6 +231,49 @@ def test_more_mentions_rank_higher(tmp_path: Path, tokenizer: Tokenizer) -> None
     (tmp_path / "n/none.txt").write_text("完全无关的内容。", encoding="utf-8")
     index_folder(tmp_path / "kb.db", tmp_path / "n", tokenizer=tokenizer)
     assert paths(search(tmp_path / "kb.db", "队列", 5)) == ["often.txt", "once.txt"]
+
+
+def test_the_query_words_side_by_side_rank_first(tmp_path: Path) -> None:
+    # The same words as often in pages of the same length: only their order differs.
+    (tmp_path / "n").mkdir()
+    (tmp_path / "n/apart.md").write_text("# Notes\n\nRebuild the index. Create tables first.")
+    (tmp_path / "n/together.md").write_text("# Notes\n\nRebuild the table. Create indexes first.")
+    index_folder(tmp_path / "kb.db", tmp_path / "n")
+    found = search(tmp_path / "kb.db", "create index", 5)
+    assert paths(found) == ["together.md", "apart.md"]
+    assert found[0]["score"] > found[1]["score"]
+    # In the other order, the words meet across the other page's full stop.
+    assert paths(search(tmp_path / "kb.db", "index create", 5)) == ["apart.md", "together.md"]
+
+
+def test_a_long_question_gets_the_same_phrase_credit_after_the_engine(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Its pairs are credited on the best sections' stored text, not by the engine's
+    # phrase clauses: the same scores, so the same order.
+    (tmp_path / "n").mkdir()
+    for n, text in enumerate(
+        [
+            "Create an index concurrently without locking the table for writes.",
+            "Locking the table: create index blocks writes; concurrently it does not.",
+            "Writes to the table wait while an index is created without concurrently.",
+            "The table, its index and its lock: concurrently creating one is slower.",
+        ]
+    ):
+        (tmp_path / f"n/page{n}.md").write_text(f"# Index builds {n}\n\n{text} " * (n + 1))
+    index_folder(tmp_path / "kb.db", tmp_path / "n")
+    question = "create index concurrently without locking the table writes so reads go on"
+
+    def ranked() -> list[tuple[str, float]]:
+        return [(hit["path"], hit["score"]) for hit in search(tmp_path / "kb.db", question, 5)]
+
+    assert len(build_query(question, "jieba").pairs) > kb_search.PAIRS_IN_ENGINE
+    after = ranked()
+    monkeypatch.setattr(kb_search, "PAIRS_IN_ENGINE", 100)
+    assert ranked() == after
+    monkeypatch.setattr(kb_search, "PAIRS_IN_ENGINE", 0)
+    monkeypatch.setattr(phrases, "PHRASE_WEIGHT", 0.0)
+    assert ranked() != after  # the credit does move them
 
 
 def test_an_identifier_finds_the_section_that_names_it(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import sys
@@ -11,7 +12,16 @@ from pathlib import Path
 import pytest
 
 import sleuth
-from sleuth.kb.tokenize import Tokenizer, analyze, build_query, identifiers, index_form, segment
+from sleuth.kb.tokenize import (
+    Tokenizer,
+    analyze,
+    build_query,
+    identifiers,
+    index_form,
+    phrase_terms,
+    segment,
+    whole_names,
+)
 
 
 def test_jieba_segments_chinese_and_lower_cases_english() -> None:
@@ -154,3 +164,22 @@ def test_a_query_looks_an_identifier_up_whole_as_well_as_by_its_parts() -> None:
     assert query.terms == ("mysql", "auto", "increment", "equival", "auto_increment")
     assert ("auto", "increment") in query.pairs  # phrase credit for the parts stays
     assert all("auto_increment" not in pair for pair in query.pairs)
+
+
+def test_phrase_terms_are_the_analysed_terms_without_cutting_chinese() -> None:
+    text = "Use lru_cache(maxsize) — here, café"
+    assert phrase_terms(text, "jieba") == analyze(text, "jieba")
+    # A Chinese run is one term that is no index term: the words around it stay apart.
+    mixed = phrase_terms("create 服务器 index; create index", "jieba")
+    assert mixed == ["creat", " ", "index", "creat", "index"]
+    assert list(itertools.pairwise(mixed)).count(("creat", "index")) == 1
+    assert phrase_terms("缓存 cache", "trigram") == analyze("缓存 cache", "trigram")
+
+
+def test_whole_names_are_what_the_index_form_adds_after_the_words() -> None:
+    text = "Call functools.lru_cache, then os.path.join."
+    terms = index_form(text, "jieba").split()
+    words = analyze(text, "jieba")
+    assert terms[len(words) :] == whole_names(text)
+    assert whole_names(text)[:2] == ["functools.lru_cache", "os.path.join"]
+    assert whole_names("no names here.") == []

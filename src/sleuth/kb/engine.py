@@ -18,8 +18,11 @@ date (`Scope`) must match them, and they add nothing to the score, so the engine
 still keeps only the best sections of those that match.
 
 Searching is BM25 per field, summed over the query terms (`TITLE_WEIGHT`,
-`TEXT_WEIGHT`, `CODE_WEIGHT`), plus `PHRASE_WEIGHT` for each pair of adjacent query
-words found next to each other in any field. Measured on the development questions,
+`TEXT_WEIGHT`, `CODE_WEIGHT`), plus `PHRASE_WEIGHT` of a phrase's BM25 for each pair
+of adjacent query words found next to each other in a field, when the caller hands
+the pairs to the query; a phrase clause is evaluated in every section that holds both
+its words, so for a long question the same credit is added to the best sections
+afterwards instead (`sleuth.kb.phrases`). Measured on the development questions,
 the document title and headings in one field beat a field each, a title at half
 weight beat a heavier one, and code in a field of its own beat code in the prose's
 (docs/knowledge-base.md).
@@ -27,6 +30,9 @@ weight beat a heavier one, and code in a field of its own beat code in the prose
 
 from __future__ import annotations
 
+import bisect
+import json
+import math
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,13 +46,14 @@ import tantivy
 # both languages; docs/knowledge-base.md).
 TITLE_WEIGHT = 0.5
 TEXT_WEIGHT = 1.0
-# About a tenth of a term's, as the sequential dependence model weighs ordered pairs.
-PHRASE_WEIGHT = 0.1
 # Code (fenced, indented, <pre>) is a field of its own at the same weight: its own
 # length and statistics, so a long example no longer dilutes its section's prose, nor
 # prose an example's terms (one more Chinese question first, one more English in
 # the held-out half; 0.25 and 0.5 ranked no better; docs/knowledge-base.md).
 CODE_WEIGHT = 1.0
+# Phrase credit: about a tenth of a term's, as the sequential dependence model weighs
+# ordered pairs (0.05 and 0.2 ranked no better on the development questions).
+PHRASE_WEIGHT = 0.1
 # An identifier in a heading (`functools.lru_cache(...)`, `pg_hba.conf`) names what the
 # section defines; in prose it is a mention. Weighed like a title word (0.5), the
 # What's New entry that mentions `gc.get_freeze_count()` beat the entry that defines
@@ -55,6 +62,8 @@ CODE_WEIGHT = 1.0
 # questions' figures unchanged at every weight (docs/knowledge-base.md).
 IDENTIFIER_TITLE_WEIGHT = 4.0
 _FIELDS = (("title", TITLE_WEIGHT), ("text", TEXT_WEIGHT), ("code", CODE_WEIGHT))
+#: The fields a section's terms are searched in, by name.
+FIELDS = tuple(name for name, _weight in _FIELDS)
 # Indexes opened for searching, by folder, with the identity they were opened at.
 _READERS: dict[Path, tuple[tuple[int, int, int], Any]] = {}
 # Memory the writer may buffer before it writes a segment.
@@ -239,7 +248,7 @@ def search(
     scope: Scope = Scope(),
 ) -> list[Match]:
     """The `limit` best sections for the query `terms` within `scope`, best first; each
-    of `pairs` found as a phrase adds to the score."""
+    of `pairs` found as a phrase in a field adds `PHRASE_WEIGHT` of its BM25 there."""
     if not terms or limit <= 0:
         return []
     index.reload()
@@ -249,7 +258,14 @@ def search(
         for term in terms
         for name, weight in _term_fields(term)
     ]
-    clauses += _phrases(schema, pairs)
+    clauses += [
+        (
+            tantivy.Occur.Should,
+            _boosted(tantivy.Query.phrase_query(schema, name, list(pair)), PHRASE_WEIGHT),
+        )
+        for pair in pairs
+        for name in FIELDS
+    ]
     query = tantivy.Query.boolean_query(clauses)
     filters = _filters(schema, scope)
     if filters:
@@ -269,6 +285,71 @@ def _term_fields(term: str) -> tuple[tuple[str, float], ...]:
     return _FIELDS
 
 
+@dataclass(frozen=True)
+class Statistics:
+    """What BM25 weighs a match of some terms by, as the engine's own scoring does:
+    each term's inverse document frequency in each field, by (field, term), and the
+    average length of each field (in terms) where one of them is found."""
+
+    idf: dict[tuple[str, str], float]
+    average_length: dict[str, float]
+
+
+def statistics(index: Any, terms: Sequence[str]) -> Statistics:
+    """The `Statistics` of `terms` in the index as last searched."""
+    searcher = index.searcher()
+    total = searcher.num_docs
+    idf = {}
+    average_length = {}
+    for name in FIELDS:
+        present = None
+        for term in terms:
+            found = searcher.doc_freq(name, term)
+            idf[name, term] = math.log(1 + (total - found + 0.5) / (found + 0.5))
+            present = present or (term if found else None)
+        if present is not None:
+            average_length[name] = _average_length(searcher, index.schema, name, present)
+    return Statistics(idf, average_length)
+
+
+def _field_norms() -> list[int]:
+    # tantivy keeps a field's length in one byte: exact to 40, then 8 steps of 2, 8 of
+    # 4, 8 of 8, and so on (its FIELD_NORMS_TABLE), and BM25 uses the value kept.
+    norms = list(range(41))
+    step = 2
+    while len(norms) < 256:
+        norms += [norms[-1] + step * (i + 1) for i in range(8)]
+        step *= 2
+    return norms[:256]
+
+
+_FIELD_NORMS = _field_norms()
+
+
+def field_norm(length: int) -> int:
+    """A field's length (in terms) as the engine keeps it, and BM25 weighs it."""
+    return _FIELD_NORMS[bisect.bisect_right(_FIELD_NORMS, length) - 1]
+
+
+def _average_length(searcher: Any, schema: Any, field: str, term: str) -> float:
+    """The average length of `field`, which holds `term`: the bindings tell it only in
+    the explanation of a score (it is the index's total of the field's terms over its
+    sections, kept by every segment)."""
+    query = tantivy.Query.term_query(schema, field, term)
+    (_score, address), *_rest = searcher.search(query, 1).hits
+    return _explained(json.loads(query.explain(searcher, address).to_json()), "avgdl")
+
+
+def _explained(node: dict[str, Any], name: str) -> float:
+    if str(node.get("description", "")).startswith(name):
+        return float(node["value"])
+    for detail in node.get("details", ()):
+        value = _explained(detail, name)
+        if value:
+            return value
+    return 0.0
+
+
 def _filters(schema: Any, scope: Scope) -> list[Any]:
     filters = []
     if scope.sources:
@@ -282,17 +363,6 @@ def _filters(schema: Any, scope: Scope) -> list[Any]:
             )
         )
     return filters
-
-
-def _phrases(schema: Any, pairs: Sequence[tuple[str, str]]) -> list[tuple[Any, Any]]:
-    return [
-        (
-            tantivy.Occur.Should,
-            _boosted(tantivy.Query.phrase_query(schema, name, list(pair)), PHRASE_WEIGHT),
-        )
-        for pair in pairs
-        for name, _weight in _FIELDS
-    ]
 
 
 def _matches(searcher: Any, query: Any, limit: int) -> list[Match]:

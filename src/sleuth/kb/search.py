@@ -1,11 +1,13 @@
 """Searching the knowledge base: BM25 over sections, one result per document.
 
 The full-text index (`sleuth.kb.engine`) ranks sections on their title (document
-title and headings), prose and code, weighted, with credit for query words found
-next to each other, and hands back the best few hundred; a document is then ranked
-by its best section, and only that section is shown: a second section of the same
-file would crowd out other files, and the pipeline's dedupe, which ignores URL
-fragments, would merge it into the first anyway. Nothing is scored in Python.
+title and headings), prose and code, weighted, with credit for the query's
+neighbouring words found side by side, and hands back the best few dozen; for a
+question of many word pairs that credit is computed afterwards, for the best of
+them, from their stored text (`PAIRS_IN_ENGINE`, `sleuth.kb.phrases`). A document is
+ranked by its best section, and only that section is shown: a second section of the
+same file would crowd out other files, and the pipeline's dedupe, which ignores URL
+fragments, would merge it into the first anyway.
 
 Each result is JSON-ready, as `sleuth.providers.local` documents:
 
@@ -29,17 +31,30 @@ from collections.abc import Sequence
 from contextlib import closing
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from sleuth.kb import engine
 from sleuth.kb.passage import best_passage
+from sleuth.kb.phrases import phrase_credit
+from sleuth.kb.sections import unnumbered
 from sleuth.kb.store import connect, stored_tokenizer, unpack
-from sleuth.kb.tokenize import Query, build_query
+from sleuth.kb.tokenize import Query, Tokenizer, build_query, phrase_terms, whole_names
 
 # Sections fetched per result asked for, at first; four times as many again while
 # fewer than `limit` distinct documents are among them, up to `MAX_SECTIONS`.
 SECTIONS_PER_RESULT = 5
 MAX_SECTIONS = 2000
+# A question of more neighbouring word pairs than this gets its phrase credit after
+# the engine's search, for its best `PHRASE_SECTIONS` sections (at least as many as
+# the results asked for), instead of phrase clauses in the engine's query: each clause
+# is evaluated in every section holding both words (a pasted error message's 17
+# pairs took 10 of its 15 ms at 180,000 sections), while reading and splitting 20
+# sections costs about 2 ms whatever the question. Crediting 20 ranked the
+# development questions as the clauses did; crediting only the 5 or 10 the results
+# come from changed the order below the first (for a search of 5, as the pipeline
+# asks, it put one question's right page out of them).
+PAIRS_IN_ENGINE = 5
+PHRASE_SECTIONS = 20
 
 
 class NotSearchable(RuntimeError):
@@ -87,41 +102,113 @@ def search(
             tuple(tag.lower() for tag in tags),
             None if since is None else int(since.timestamp()),
         )
-        top = _best_per_document(index, prepared, limit, scope)
-        rows = _sections(conn, [match.section_id for match in top])
+        stored = _Stored(conn)
+        top = _best_per_document(index, stored, tokenizer, prepared, limit, scope)
+        rows = stored.read([match.section_id for match in top])
     return [
         {
-            "url": f"{url}#{anchor}" if anchor else url,
-            "title": f"{title} — {heading}" if heading and heading != title else title,
-            "snippet": best_passage(body, prepared.words, code) or heading or title,
-            "published_at": published_at,
-            "path": rel_path,
+            "url": f"{row.url}#{row.anchor}" if row.anchor else row.url,
+            "title": (
+                f"{row.page} — {row.heading}"
+                if row.heading and row.heading != row.page
+                else row.page
+            ),
+            "snippet": best_passage(row.body, prepared.words, row.code) or row.heading or row.page,
+            "published_at": row.published_at,
+            "path": row.rel_path,
             "score": float(f"{match.score:.4g}"),
-            "source": source,
-            "tags": tags.split(),
-            "modified_at": modified_at,
+            "source": row.source,
+            "tags": row.tags.split(),
+            "modified_at": row.modified_at,
         }
         for match in top
-        if match.section_id in rows  # a document removed by a concurrent indexer is skipped
-        for url, title, heading, anchor, body, code, published_at, rel_path, source, tags, (
-            modified_at
-        ) in [rows[match.section_id]]
+        if (row := rows.get(match.section_id)) is not None  # removed by a concurrent indexer
     ]
 
 
 def _best_per_document(
-    index: Any, query: Query, limit: int, scope: engine.Scope
+    index: Any,
+    stored: _Stored,
+    tokenizer: Tokenizer,
+    query: Query,
+    limit: int,
+    scope: engine.Scope,
 ) -> list[engine.Match]:
     """The `limit` best documents, each as its best section, best first."""
     wanted = limit * SECTIONS_PER_RESULT
     while True:
-        matches = engine.search(index, query.terms, wanted, query.pairs, scope)
+        in_engine = query.pairs if len(query.pairs) <= PAIRS_IN_ENGINE else ()
+        matches = engine.search(index, query.terms, wanted, in_engine, scope)
+        if query.pairs and not in_engine:
+            matches = _with_phrases(index, stored, tokenizer, query, matches, limit)
         best: dict[int, engine.Match] = {}
         for match in matches:
             best.setdefault(match.doc_id, match)  # best first: the first is the best
         if len(best) >= limit or len(matches) < wanted or wanted >= MAX_SECTIONS:
             return list(best.values())[:limit]
         wanted *= 4
+
+
+def _with_phrases(
+    index: Any,
+    stored: _Stored,
+    tokenizer: Tokenizer,
+    query: Query,
+    matches: list[engine.Match],
+    limit: int,
+) -> list[engine.Match]:
+    """`matches` with the phrase credit of the best of them added, best first."""
+    credited = matches[: max(limit, PHRASE_SECTIONS)]
+    statistics = engine.statistics(index, sorted({term for pair in query.pairs for term in pair}))
+    rows = stored.read([match.section_id for match in credited])
+    fields = _fields(rows, tokenizer)
+    scored = [
+        engine.Match(
+            match.section_id,
+            match.doc_id,
+            match.score + _credit(fields.get(match.section_id), query.pairs, statistics),
+        )
+        for match in credited
+    ]
+    return sorted(scored + matches[len(credited) :], key=lambda match: -match.score)
+
+
+class _Fields(NamedTuple):
+    terms: dict[str, list[str]]  # by field, in order (`phrase_terms`)
+    lengths: dict[str, int]  # by field, as indexed: the terms and the whole names after
+
+
+def _credit(
+    fields: _Fields | None, pairs: Sequence[tuple[str, str]], statistics: engine.Statistics
+) -> float:
+    if fields is None:  # removed by a concurrent indexer
+        return 0.0
+    return phrase_credit(fields.terms, pairs, statistics, fields.lengths)
+
+
+def _fields(rows: dict[int, _Section], tokenizer: Tokenizer) -> dict[int, _Fields]:
+    """The terms and lengths of each field of the sections `rows`, as the engine holds
+    them, for finding the query's pairs. (A Chinese run counts as one term, not as
+    its words: only the length of a field with Chinese text is approximate.)"""
+    pages: dict[str, tuple[list[str], int]] = {}  # a document's title, once for all
+    fields = {}
+    for section_id, row in rows.items():
+        if row.page not in pages:
+            pages[row.page] = _field(unnumbered(row.page), tokenizer)
+        page, page_length = pages[row.page]
+        headings, headings_length = _field(unnumbered(row.headings), tokenizer)
+        text, text_length = _field(row.body, tokenizer)
+        code, code_length = _field(row.code, tokenizer)
+        fields[section_id] = _Fields(
+            {"title": page + headings, "text": text, "code": code},
+            {"title": page_length + headings_length, "text": text_length, "code": code_length},
+        )
+    return fields
+
+
+def _field(text: str, tokenizer: Tokenizer) -> tuple[list[str], int]:
+    terms = phrase_terms(text, tokenizer)
+    return terms, len(terms) + len(whole_names(text))
 
 
 def _holds_documents(conn: sqlite3.Connection) -> bool:
@@ -142,18 +229,45 @@ def document_count(db_path: Path) -> int:
     return int(count)
 
 
-def _sections(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[Any, ...]]:
-    """url, title, heading, anchor, body, code, published_at, rel_path, source, tags,
-    modified_at of each section."""
-    marks = ", ".join("?" * len(ids))
-    rows = conn.execute(
-        "SELECT sections.id, url, documents.title, heading, anchor, body, code, published_at,"
-        " rel_path, source, tags, modified_at"
-        " FROM sections JOIN documents ON documents.id = sections.doc_id"
-        f" WHERE sections.id IN ({marks})",
-        ids,
-    )
-    return {
-        section_id: (url, title, heading, anchor, unpack(body), unpack(code), *rest)
-        for section_id, url, title, heading, anchor, body, code, *rest in rows
-    }
+class _Section(NamedTuple):
+    url: str
+    page: str  # the document's title
+    heading: str | None
+    anchor: str | None
+    headings: str  # the section's title: folded empty headings, then its own
+    body: str
+    code: str
+    published_at: str
+    rel_path: str
+    source: str
+    tags: str
+    modified_at: str
+
+
+class _Stored:
+    """The stored sections one search reads, each read once: phrase credit reads the
+    engine's best few dozen, the results then the best ten, mostly the same ones."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+        self._rows: dict[int, _Section] = {}
+
+    def read(self, ids: list[int]) -> dict[int, _Section]:
+        """The sections `ids` that are stored (one removed meanwhile is left out)."""
+        missing = [section_id for section_id in ids if section_id not in self._rows]
+        if missing:
+            marks = ", ".join("?" * len(missing))
+            found = self._conn.execute(
+                "SELECT sections.id, url, documents.title, heading, anchor, sections.title,"
+                " body, code, published_at, rel_path, source, tags, modified_at"
+                " FROM sections JOIN documents ON documents.id = sections.doc_id"
+                f" WHERE sections.id IN ({marks})",
+                missing,
+            )
+            for section_id, url, page, heading, anchor, headings, body, code, *rest in found:
+                self._rows[section_id] = _Section(
+                    url, page, heading, anchor, headings, unpack(body), unpack(code), *rest
+                )
+        return {
+            section_id: self._rows[section_id] for section_id in ids if section_id in self._rows
+        }

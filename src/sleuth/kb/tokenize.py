@@ -56,6 +56,8 @@ TRIGRAM_MIN = 3
 
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
+# What a Chinese run is among `phrase_terms`: no index term (a space is never one).
+_CJK_PLACEHOLDER = " "
 # A Chinese run, or a word of other letters and digits.
 _TERM = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
 # The same, the Chinese run or the word in a group of its own (one scan, no re-check).
@@ -130,6 +132,20 @@ def analyze(text: str, tokenizer: Tokenizer) -> list[str]:
     return terms
 
 
+def phrase_terms(text: str, tokenizer: Tokenizer) -> list[str]:
+    """The terms of `text` in which a query's pairs (`Query.pairs`) are looked for: those
+    of `analyze`, in order, but with jieba each Chinese run one placeholder. A query's
+    pairs are never Chinese, so a run only keeps the words on either side of it apart,
+    as its own terms do in the index, and cutting it (jieba is most of the time of
+    analysing Chinese text) would find nothing more."""
+    if tokenizer != "jieba":
+        return analyze(text, tokenizer)
+    lowered = text.lower()
+    if not _CJK_RUN.search(lowered):
+        return list(map(_STEMS.__getitem__, _words(lowered)))
+    return [_stem(word) if word else _CJK_PLACEHOLDER for _run, word in _TERM_KIND.findall(lowered)]
+
+
 def _words(lowered: str) -> list[str]:
     """The words of lower-cased text without Chinese, as `_TERM` finds them; ASCII text
     (most documentation) by a translation and a split, which is 30 % faster."""
@@ -144,10 +160,15 @@ def index_form(text: str, tokenizer: Tokenizer) -> str:
     `lru_cache`, so the entry is found by the name a caller writes; after the text, so
     that no phrase of its words is broken)."""
     terms = analyze(text, tokenizer)
+    after = whole_names(text)
+    return " ".join(terms + after if after else terms)
+
+
+def whole_names(text: str) -> list[str]:
+    """What `index_form` adds after the words of `text`: its identifiers whole, then
+    the tails of the dotted ones."""
     whole = identifiers(text)
-    if not whole:
-        return " ".join(terms)
-    return " ".join(terms + whole + [tail for name in whole for tail in _tails(name)])
+    return whole + [tail for name in whole for tail in _tails(name)] if whole else whole
 
 
 def _tails(identifier: str) -> list[str]:

@@ -112,6 +112,11 @@ def _default_patterns() -> dict[str, dict[Rule, list[RulePattern]]]:
 # Keywords: a whole-word keyword is made of these; words are cut as `\b` cuts them.
 _WORD_KEYWORD = re.compile("[a-z0-9_]+")
 _WORD_RUN = re.compile(r"\w+")
+# In an ASCII text, every character that is not a word character made a space.
+_ASCII_NON_WORD = bytes(
+    code for code in range(128) if not (chr(code).isalnum() or chr(code) == "_")
+)
+_NON_WORD_TO_SPACE = bytes.maketrans(_ASCII_NON_WORD, b" " * len(_ASCII_NON_WORD))
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,10 +132,13 @@ class _Compiled:
     # Which patterns each keyword (case-folded) lets run: whole words, and the others by
     # their first character (a text is searched for those starting with one of its own).
     by_word: Mapping[str, tuple[int, ...]]
+    by_word_bytes: Mapping[bytes, tuple[int, ...]]  # the same, in UTF-8
     by_substring: Mapping[str, Mapping[str, tuple[int, ...]]]
     # Any of by_substring's first characters: finding the few a text holds is cheaper
     # than making a set of all its characters.
     substring_start: re.Pattern[str]
+    # Those of them that are ASCII: all an ASCII text can hold.
+    ascii_starts: tuple[str, ...]
     always: tuple[int, ...]  # patterns without keywords
     cues: re.Pattern[str] | None
     lead_in: re.Pattern[str] | None
@@ -264,6 +272,7 @@ def _compile(settings: InjectionSettings) -> _Compiled:
     return _Compiled(
         patterns=tuple(patterns),
         by_word={keyword: tuple(indexes) for keyword, indexes in by_word.items()},
+        by_word_bytes={keyword.encode(): tuple(indexes) for keyword, indexes in by_word.items()},
         by_substring={
             first: {k: tuple(indexes) for k, indexes in by_substring.items() if k[0] == first}
             for first in firsts
@@ -272,6 +281,7 @@ def _compile(settings: InjectionSettings) -> _Compiled:
         substring_start=re.compile(
             f"[{''.join(re.escape(first) for first in firsts)}]" if firsts else "(?!)"
         ),
+        ascii_starts=tuple(first for first in firsts if first.isascii()),
         always=tuple(always),
         cues=re.compile(cues, re.I) if cues else None,
         lead_in=re.compile(rf"(?:{lead_ins})\s*[:：,，]?\s*[\"“'‘`「『]?\s*$", re.I)
@@ -369,9 +379,20 @@ def _candidates(view: str, compiled: _Compiled) -> list[_Pattern]:
     in it and those without keywords."""
     folded = fold(view)
     indexes = set(compiled.always)
-    for word in compiled.by_word.keys() & set(_WORD_RUN.findall(folded)):
-        indexes.update(compiled.by_word[word])
-    for first in set(compiled.substring_start.findall(folded)):
+    starts: Iterable[str]
+    if folded.isascii():
+        # Its words (`\w+` runs) are what lies between its non-word characters: a
+        # translation and a split find them in a third of the time of a regex scan.
+        words = set(folded.encode().translate(_NON_WORD_TO_SPACE).split())
+        by_word_bytes = compiled.by_word_bytes
+        for piece in by_word_bytes.keys() & words:
+            indexes.update(by_word_bytes[piece])
+        starts = [first for first in compiled.ascii_starts if first in folded]
+    else:
+        for word in compiled.by_word.keys() & set(_WORD_RUN.findall(folded)):
+            indexes.update(compiled.by_word[word])
+        starts = set(compiled.substring_start.findall(folded))
+    for first in starts:
         for keyword, found in compiled.by_substring[first].items():
             if keyword in folded:
                 indexes.update(found)

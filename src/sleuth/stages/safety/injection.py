@@ -134,11 +134,11 @@ class _Compiled:
     by_word: Mapping[str, tuple[int, ...]]
     by_word_bytes: Mapping[bytes, tuple[int, ...]]  # the same, in UTF-8
     by_substring: Mapping[str, Mapping[str, tuple[int, ...]]]
-    # Any of by_substring's first characters: finding the few a text holds is cheaper
-    # than making a set of all its characters.
-    substring_start: re.Pattern[str]
-    # Those of them that are ASCII: all an ASCII text can hold.
+    # by_substring's first characters that are ASCII, each looked for on its own (a
+    # regex would also return every "i" of a text), and any of the others: finding the
+    # few a text holds is cheaper than making a set of all its characters.
     ascii_starts: tuple[str, ...]
+    other_start: re.Pattern[str]
     always: tuple[int, ...]  # patterns without keywords
     cues: re.Pattern[str] | None
     lead_in: re.Pattern[str] | None
@@ -269,6 +269,7 @@ def _compile(settings: InjectionSettings) -> _Compiled:
     lead_ins = alternation(w for words in settings.mention_lead_ins.values() for w in words)
     zero_width = f"{tables.ZERO_WIDTH}{{{settings.min_invisible_run},}}"
     firsts = sorted({keyword[0] for keyword in by_substring})
+    others = [first for first in firsts if not first.isascii()]
     return _Compiled(
         patterns=tuple(patterns),
         by_word={keyword: tuple(indexes) for keyword, indexes in by_word.items()},
@@ -277,11 +278,11 @@ def _compile(settings: InjectionSettings) -> _Compiled:
             first: {k: tuple(indexes) for k, indexes in by_substring.items() if k[0] == first}
             for first in firsts
         },
-        # "(?!)" never matches: there are no such keywords
-        substring_start=re.compile(
-            f"[{''.join(re.escape(first) for first in firsts)}]" if firsts else "(?!)"
-        ),
         ascii_starts=tuple(first for first in firsts if first.isascii()),
+        # "(?!)" never matches: there are no such keywords
+        other_start=re.compile(
+            f"[{''.join(re.escape(first) for first in others)}]" if others else "(?!)"
+        ),
         always=tuple(always),
         cues=re.compile(cues, re.I) if cues else None,
         lead_in=re.compile(rf"(?:{lead_ins})\s*[:：,，]?\s*[\"“'‘`「『]?\s*$", re.I)
@@ -379,7 +380,7 @@ def _candidates(view: str, compiled: _Compiled) -> list[_Pattern]:
     in it and those without keywords."""
     folded = fold(view)
     indexes = set(compiled.always)
-    starts: Iterable[str]
+    starts = [first for first in compiled.ascii_starts if first in folded]
     if folded.isascii():
         # Its words (`\w+` runs) are what lies between its non-word characters: a
         # translation and a split find them in a third of the time of a regex scan.
@@ -387,11 +388,10 @@ def _candidates(view: str, compiled: _Compiled) -> list[_Pattern]:
         by_word_bytes = compiled.by_word_bytes
         for piece in by_word_bytes.keys() & words:
             indexes.update(by_word_bytes[piece])
-        starts = [first for first in compiled.ascii_starts if first in folded]
     else:
         for word in compiled.by_word.keys() & set(_WORD_RUN.findall(folded)):
             indexes.update(compiled.by_word[word])
-        starts = set(compiled.substring_start.findall(folded))
+        starts.extend(set(compiled.other_start.findall(folded)))
     for first in starts:
         for keyword, found in compiled.by_substring[first].items():
             if keyword in folded:

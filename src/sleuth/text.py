@@ -36,6 +36,7 @@ _NEXT_WORD = re.compile(r"\s+(\S)?")
 # "1. " / "2. " at the start or after a space: a numbered list's marker, when the list
 # has a neighbouring number too (so "it costs 12. Then" stays a sentence end).
 _LIST_MARKER = re.compile(r"(?:^|(?<=\s))(\d{1,2})\.(?=\s)")
+_DIGIT_DOT_SPACE = re.compile(r"\d\.\s")
 
 
 def is_cjk(char: str) -> bool:
@@ -139,7 +140,9 @@ def _sentence_ends(text: str) -> list[int]:
 
 def _list_markers(text: str) -> dict[int, int]:
     """The offsets of the dots of numbered-list markers, each with its number's start."""
-    if "." not in text:
+    # Every marker is a digit, a dot and a space: a quick scan for that (a regex that
+    # starts with a digit skips ahead to the digits) rules most texts out.
+    if "." not in text or not _DIGIT_DOT_SPACE.search(text):
         return {}
     found = [(int(m.group(1)), m.start(1), m.end(1)) for m in _LIST_MARKER.finditer(text)]
     numbers = {number for number, _, _ in found}

@@ -53,6 +53,7 @@ from sleuth.text import tokens
 __all__ = ["DedupeSettings", "canonical_url", "dedupe", "dedupe_pages", "hamming", "simhash"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_UNREAD = object()  # a title whose numbers are not read yet
 _PERCENT_ESCAPE = re.compile(r"%[0-9a-fA-F]{2}")
 
 # SimHash adds the 64 bits of every token's hash as 64 counters at once: each hash
@@ -308,14 +309,8 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
         wider = settings.content_match_distance
         # No pair this far apart merges by either test below: the cheapest check first.
         reach = max(limit, wider)
-        # A title's numbers, read only for items that come near enough to another.
-        numbers: dict[int, tuple[str, ...] | None] = {}
-
-        def numbers_of(index: int) -> tuple[str, ...] | None:
-            if index not in numbers:
-                numbers[index] = title_numbers(items[index].title)
-            return numbers[index]
-
+        # Each title's numbers, read only for items that come near enough to another.
+        numbers: list[object] = [_UNREAD] * len(indexes)
         details = settings.keep_apart_on_details
         for position, index in enumerate(indexes):
             fingerprint = fingerprints[position]
@@ -325,7 +320,11 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
                     continue
                 other = indexes[place]
                 if details:
-                    mine, theirs = numbers_of(index), numbers_of(other)
+                    mine, theirs = numbers[position], numbers[place]
+                    if mine is _UNREAD:
+                        mine = numbers[position] = title_numbers(items[index].title)
+                    if theirs is _UNREAD:
+                        theirs = numbers[place] = title_numbers(items[other].title)
                     if None not in (mine, theirs) and mine != theirs:
                         continue  # titles that disagree on a number: two pages by both checks
                 if find(other) == find(index):

@@ -25,6 +25,20 @@ def test_texts_without_chinese_keep_their_tokens(text: str, expected: tuple[str,
 
 
 @pytest.mark.parametrize(
+    "text", ["Don't stop: covid-19, v3.12.1 -x- a..b snake_case 'quoted' it's", "ABC-def.GHI"]
+)
+def test_ascii_texts_read_as_any_other(text: str) -> None:
+    # An ASCII text takes the shortest path; the same words come out of the others.
+    assert tokens(text) == tokens(text + " é")[:-1] == tokens(text + " 中")[:-1]
+
+
+def test_long_chinese_runs_are_read_as_bigrams() -> None:
+    run = "中文" * 50
+    assert tokens(run) == tuple(run[i : i + 2] for i in range(len(run) - 1))
+    assert tokens(f"a{run}b") == ("a", *tokens(run), "b")
+
+
+@pytest.mark.parametrize(
     ("text", "sentences"),
     [
         ("第一句。第二句！第三句？", ["第一句。", "第二句！", "第三句？"]),

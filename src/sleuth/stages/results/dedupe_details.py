@@ -69,6 +69,7 @@ _SENTENCE_OPENS = frozenset(".!?。！？…—:")
 # The last separator of a title and what follows it: a site name when short.
 # Chinese sites often glue it with a bare hyphen: "北京15天天气查询-天气网".
 _SITE_SUFFIX = re.compile(rf"(?:\s[-–—|·]\s|[_｜|]|\s-\s?|(?<=[{CJK}])-)\s*([^-–—|·_｜]{{1,30}})$")
+_SITE_SEPARATORS = "-–—|·_｜"
 _ELLIPSIS = re.compile(r"(?:\.\.\.|…)\s*$")
 _CJK_CHAR = re.compile(f"[{CJK}]")
 # Capitalised at the start of a sentence, not a name.
@@ -257,7 +258,13 @@ def titles_disagree(a: str, b: str) -> bool:
 @lru_cache(maxsize=4096)
 def _without_site(title: str) -> str:
     title = unicodedata.normalize("NFKC", title)
-    match = _SITE_SUFFIX.search(title)
+    # The suffix holds no separator: a match's separator is the title's last one, and
+    # the match starts there or a space before it (a search from the start tries every
+    # position in vain).
+    last = max(map(title.rfind, _SITE_SEPARATORS))
+    if last < 0:
+        return title
+    match = _SITE_SUFFIX.search(title, max(last - 1, 0))
     if match is None or any(ch.isdigit() for ch in match.group(1)):
         return title
     core = title[: match.start()].strip()
@@ -266,7 +273,14 @@ def _without_site(title: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _numbers(tokens: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(sorted(token.lstrip("\n") for token in tokens if any(map(str.isdigit, token))))
+    # A word of letters only (most are) holds no digit.
+    return tuple(
+        sorted(
+            token.lstrip("\n")
+            for token in tokens
+            if not token.isalpha() and any(map(str.isdigit, token))
+        )
+    )
 
 
 @lru_cache(maxsize=4096)

@@ -117,6 +117,7 @@ _ASCII_NON_WORD = bytes(
     code for code in range(128) if not (chr(code).isalnum() or chr(code) == "_")
 )
 _NON_WORD_TO_SPACE = bytes.maketrans(_ASCII_NON_WORD, b" " * len(_ASCII_NON_WORD))
+_NOT_ASCII = bytes(range(128, 256))
 
 
 @dataclass(frozen=True, slots=True)
@@ -383,7 +384,8 @@ def _candidates(view: str, compiled: _Compiled) -> list[_Pattern]:
     # The text's words (`\w+` runs), found in a third of the time of a regex scan: in
     # UTF-8, the pieces between ASCII non-word characters; an ASCII piece is a word, one
     # with other characters is read by the regex (bounded by non-word characters, the
-    # words it holds are the text's own).
+    # words it holds are the text's own), unless it has no ASCII at all ("实验室"): a
+    # keyword, made of ASCII, cannot be one of its words.
     pieces = set(folded.encode(errors="surrogatepass").translate(_NON_WORD_TO_SPACE).split())
     by_word_bytes = compiled.by_word_bytes
     for piece in by_word_bytes.keys() & pieces:
@@ -392,7 +394,7 @@ def _candidates(view: str, compiled: _Compiled) -> list[_Pattern]:
     if not folded.isascii():
         words: set[str] = set()
         for piece in pieces:
-            if not piece.isascii():
+            if not piece.isascii() and piece.translate(None, _NOT_ASCII):
                 words.update(_WORD_RUN.findall(piece.decode(errors="surrogatepass")))
         for word in compiled.by_word.keys() & words:
             indexes.update(compiled.by_word[word])

@@ -68,6 +68,11 @@ def test_sentences_end_where_a_reader_would_end_them(text: str, sentences: list[
     assert [text[a:b] for a, b in sentence_spans(text)] == sentences
 
 
+def test_language_of_unassigned_code_points_among_the_chinese_ones() -> None:
+    # U+FA6E and U+FA6F lie in the compatibility ideographs' block but are no letters.
+    assert language_of("\ufa6e\ufa6f") == "en"
+
+
 def test_language_of_a_mixed_query() -> None:
     assert language_of("北京明天天气 weather") == "zh"
     assert language_of("what's new in python 3.13") == "en"

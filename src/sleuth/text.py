@@ -48,7 +48,8 @@ def language_of(text: str) -> str:
     Latin: "iPhone 16 价格" is a Chinese query), else 'en'."""
     cjk = sum(len(run) for run in CJK_RUN.findall(text))
     letters = sum(1 for ch in text if ch.isalpha())
-    return "zh" if cjk >= 2 and cjk / letters >= 0.2 else "en"
+    # Unassigned code points among the Chinese ones are no letters: none may be left.
+    return "zh" if cjk >= 2 and letters and cjk / letters >= 0.2 else "en"
 
 
 @lru_cache(maxsize=8192)

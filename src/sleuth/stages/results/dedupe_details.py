@@ -61,9 +61,10 @@ __all__ = [
 # Latin/digit words (3.13, 5,999, men's) or single Chinese characters.
 _TOKEN_BODY = rf"[{CJK}]|[^\W_{CJK}]+(?:[.,'’:/-][^\W_{CJK}]+)*"
 _TOKEN = re.compile(_TOKEN_BODY, re.UNICODE)
-# The same tokens, each with what comes before it since the last (no token starts
-# with [\W_]: the gap ends where the token begins).
-_GAP_AND_TOKEN = re.compile(rf"([\W_]*)({_TOKEN_BODY})", re.UNICODE)
+# The same tokens, each with what comes before it since the last: characters that
+# start no token (not a word character, or "_"; an unassigned code point among the
+# Chinese ones does start one), so the gap ends where the token begins.
+_GAP_AND_TOKEN = re.compile(rf"((?:[^\w{CJK}]|_)*)({_TOKEN_BODY})", re.UNICODE)
 # After one of these a token opens a sentence.
 _SENTENCE_OPENS = frozenset(".!?。！？…—:")
 # The last separator of a title and what follows it: a site name when short.

@@ -25,6 +25,20 @@ def test_texts_without_chinese_keep_their_tokens(text: str, expected: tuple[str,
 
 
 @pytest.mark.parametrize(
+    "text", ["Don't stop: covid-19, v3.12.1 -x- a..b snake_case 'quoted' it's", "ABC-def.GHI"]
+)
+def test_ascii_texts_read_as_any_other(text: str) -> None:
+    # An ASCII text takes the shortest path; the same words come out of the others.
+    assert tokens(text) == tokens(text + " é")[:-1] == tokens(text + " 中")[:-1]
+
+
+def test_long_chinese_runs_are_read_as_bigrams() -> None:
+    run = "中文" * 50
+    assert tokens(run) == tuple(run[i : i + 2] for i in range(len(run) - 1))
+    assert tokens(f"a{run}b") == ("a", *tokens(run), "b")
+
+
+@pytest.mark.parametrize(
     ("text", "sentences"),
     [
         ("第一句。第二句！第三句？", ["第一句。", "第二句！", "第三句？"]),
@@ -52,6 +66,11 @@ def test_texts_without_chinese_keep_their_tokens(text: str, expected: tuple[str,
 def test_sentences_end_where_a_reader_would_end_them(text: str, sentences: list[str]) -> None:
     assert split_sentences(text) == sentences
     assert [text[a:b] for a, b in sentence_spans(text)] == sentences
+
+
+def test_language_of_unassigned_code_points_among_the_chinese_ones() -> None:
+    # U+FA6E and U+FA6F lie in the compatibility ideographs' block but are no letters.
+    assert language_of("\ufa6e\ufa6f") == "en"
 
 
 def test_language_of_a_mixed_query() -> None:

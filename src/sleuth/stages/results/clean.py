@@ -123,16 +123,19 @@ def clean(items: Sequence[ResultItem], settings: CleanSettings) -> list[ResultIt
     for item in items:
         title = strip_html(item.title)
         snippet = strip_html(item.snippet)
-        update: dict[str, object] = {
-            "title": title,
-            "snippet": cut_snippet(snippet, settings.max_snippet_chars),
-        }
+        update: dict[str, object] = {}
+        if title != item.title:
+            update["title"] = title
+        cut = cut_snippet(snippet, settings.max_snippet_chars)
+        if cut != item.snippet:
+            update["snippet"] = cut
         if ad_marker is not None and (ad_marker.match(title) or ad_marker.match(snippet)):
             if settings.drop_ads:
                 continue
             if AD_FLAG not in item.flags:
                 update["flags"] = [*item.flags, AD_FLAG]
-        cleaned.append(item.model_copy(update=update))
+        # An item already clean is passed on as it is: a copy would hold the same values.
+        cleaned.append(item.model_copy(update=update) if update else item)
     return cleaned
 
 

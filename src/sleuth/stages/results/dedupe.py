@@ -53,6 +53,7 @@ from sleuth.text import tokens
 __all__ = ["DedupeSettings", "canonical_url", "dedupe", "dedupe_pages", "hamming", "simhash"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
+_UNREAD = object()  # a title whose numbers are not read yet
 _PERCENT_ESCAPE = re.compile(r"%[0-9a-fA-F]{2}")
 
 # SimHash adds the 64 bits of every token's hash as 64 counters at once: each hash
@@ -297,27 +298,41 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
 
     limit = settings.simhash_max_distance
     if limit > 0:
-        fingerprints: list[tuple[int, int]] = []
+        indexes: list[int] = []
+        fingerprints: list[int] = []
         for index, item in enumerate(items):
             # Title and snippet apart: rank tokenises them the same way and hits the cache.
             words = tokens(item.title) + tokens(item.snippet)
             if len(words) >= settings.simhash_min_tokens:
-                fingerprints.append((index, _simhash_of(words)))
+                indexes.append(index)
+                fingerprints.append(_simhash_of(words))
         wider = settings.content_match_distance
-        numbers = [title_numbers(items[index].title) for index, _ in fingerprints]
-        for position, (index, fingerprint) in enumerate(fingerprints):
-            mine = numbers[position]
-            for place, (other, other_fingerprint) in enumerate(fingerprints[:position]):
-                theirs = numbers[place]
-                if settings.keep_apart_on_details and None not in (mine, theirs) and mine != theirs:
-                    continue  # titles that disagree on a number: two pages by both checks below
+        # No pair this far apart merges by either test below: the cheapest check first.
+        reach = max(limit, wider)
+        # Each title's numbers, read only for items that come near enough to another.
+        numbers: list[object] = [_UNREAD] * len(indexes)
+        details = settings.keep_apart_on_details
+        for position, index in enumerate(indexes):
+            fingerprint = fingerprints[position]
+            for place in range(position):
+                distance = (fingerprint ^ fingerprints[place]).bit_count()
+                if distance >= reach:
+                    continue
+                other = indexes[place]
+                if details:
+                    mine, theirs = numbers[position], numbers[place]
+                    if mine is _UNREAD:
+                        mine = numbers[position] = title_numbers(items[index].title)
+                    if theirs is _UNREAD:
+                        theirs = numbers[place] = title_numbers(items[other].title)
+                    if None not in (mine, theirs) and mine != theirs:
+                        continue  # titles that disagree on a number: two pages by both checks
                 if find(other) == find(index):
                     continue  # one page already: the word-by-word check would change nothing
-                distance = (fingerprint ^ other_fingerprint).bit_count()
                 if distance < limit:
                     if not _details_differ(items[other], items[index], settings):
                         union(other, index)
-                elif distance < wider and _same_content(items[other], items[index], settings):
+                elif _same_content(items[other], items[index], settings):
                     union(other, index)
 
     groups: dict[int, list[int]] = {}

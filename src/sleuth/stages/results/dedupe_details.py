@@ -59,10 +59,18 @@ __all__ = [
 ]
 
 # Latin/digit words (3.13, 5,999, men's) or single Chinese characters.
-_TOKEN = re.compile(rf"[{CJK}]|[^\W_{CJK}]+(?:[.,'’:/-][^\W_{CJK}]+)*", re.UNICODE)
+_TOKEN_BODY = rf"[{CJK}]|[^\W_{CJK}]+(?:[.,'’:/-][^\W_{CJK}]+)*"
+_TOKEN = re.compile(_TOKEN_BODY, re.UNICODE)
+# The same tokens, each with what comes before it since the last: characters that
+# start no token (not a word character, or "_"; an unassigned code point among the
+# Chinese ones does start one), so the gap ends where the token begins.
+_GAP_AND_TOKEN = re.compile(rf"((?:[^\w{CJK}]|_)*)({_TOKEN_BODY})", re.UNICODE)
+# After one of these a token opens a sentence.
+_SENTENCE_OPENS = frozenset(".!?。！？…—:")
 # The last separator of a title and what follows it: a site name when short.
 # Chinese sites often glue it with a bare hyphen: "北京15天天气查询-天气网".
 _SITE_SUFFIX = re.compile(rf"(?:\s[-–—|·]\s|[_｜|]|\s-\s?|(?<=[{CJK}])-)\s*([^-–—|·_｜]{{1,30}})$")
+_SITE_SEPARATORS = "-–—|·_｜"
 _ELLIPSIS = re.compile(r"(?:\.\.\.|…)\s*$")
 _CJK_CHAR = re.compile(f"[{CJK}]")
 # Capitalised at the start of a sentence, not a name.
@@ -214,7 +222,7 @@ def title_numbers(title: str) -> tuple[str, ...] | None:
     ellipsis). Two uncut titles with different numbers are two pages by `compare_items`
     whatever their snippets: a check that costs nothing per pair."""
     core = _without_site(title)
-    return None if _ELLIPSIS.search(core) else _numbers(_tokens(core))
+    return None if _ELLIPSIS.search(core) else _numbers(_plain_tokens(core))
 
 
 def text_numbers(text: str) -> frozenset[str]:
@@ -251,16 +259,29 @@ def titles_disagree(a: str, b: str) -> bool:
 @lru_cache(maxsize=4096)
 def _without_site(title: str) -> str:
     title = unicodedata.normalize("NFKC", title)
-    match = _SITE_SUFFIX.search(title)
+    # The suffix holds no separator: a match's separator is the title's last one, and
+    # the match starts there or a space before it (a search from the start tries every
+    # position in vain).
+    last = max(map(title.rfind, _SITE_SEPARATORS))
+    if last < 0:
+        return title
+    match = _SITE_SUFFIX.search(title, max(last - 1, 0))
     if match is None or any(ch.isdigit() for ch in match.group(1)):
         return title
     core = title[: match.start()].strip()
-    return core if len(_tokens(core)) >= 2 else title
+    return core if len(_plain_tokens(core)) >= 2 else title
 
 
 @lru_cache(maxsize=4096)
 def _numbers(tokens: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(sorted(token.lstrip("\n") for token in tokens if any(c.isdigit() for c in token)))
+    # A word of letters only (most are) holds no digit.
+    return tuple(
+        sorted(
+            token.lstrip("\n")
+            for token in tokens
+            if not token.isalpha() and any(map(str.isdigit, token))
+        )
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -269,24 +290,31 @@ def _chinese(text: str) -> bool:
 
 
 @lru_cache(maxsize=4096)
+def _plain_tokens(text: str) -> tuple[str, ...]:
+    """The text's tokens as written, NFKC: full-width digits and letters (５９９９,
+    ｉＰｈｏｎｅ) are the same detail."""
+    return tuple(_TOKEN.findall(unicodedata.normalize("NFKC", text)))
+
+
+@lru_cache(maxsize=4096)
 def _tokens(text: str) -> tuple[str, ...]:
-    """The text's tokens; one that opens a sentence is marked with a leading "\n"
-    (its capital says nothing), which the comparison ignores."""
-    # NFKC: full-width digits and letters (５９９９, ｉＰｈｏｎｅ) are the same detail.
-    text = unicodedata.normalize("NFKC", text)
-    out = []
-    for match in _TOKEN.finditer(text):
-        before = match.start()
-        while before and text[before - 1].isspace():
-            before -= 1
-        opens = not before or text[before - 1] in ".!?。！？…—:"
-        out.append("\n" + match.group() if opens else match.group())
+    """`_plain_tokens`, those that open a sentence marked with a leading "\n" (its
+    capital says nothing), which the comparison ignores."""
+    # What precedes each token back to the one before cannot start a token: its last
+    # character other than a space tells whether a sentence opens (none: the text
+    # starts, or a space follows a token, which ends in a letter, a digit or Chinese).
+    pairs = _GAP_AND_TOKEN.findall(unicodedata.normalize("NFKC", text))
+    out: list[str] = []
+    for gap, token in pairs:
+        left = gap.rstrip()
+        opens = left[-1] in _SENTENCE_OPENS if left else not out
+        out.append("\n" + token if opens else token)
     return tuple(out)
 
 
 def _shared_at_most(a: str, b: str) -> tuple[int, int]:
     """Tokens of `a` and `b` in common as multisets, and the shorter one's length."""
-    first, second = _bag(_folded(_tokens(a))), _bag(_folded(_tokens(b)))
+    first, second = _bag(a), _bag(b)
     if len(first) > len(second):
         first, second = second, first
     shared = sum(min(count, second.get(token, 0)) for token, count in first.items())
@@ -294,9 +322,10 @@ def _shared_at_most(a: str, b: str) -> tuple[int, int]:
 
 
 @lru_cache(maxsize=4096)
-def _bag(tokens: tuple[str, ...]) -> Counter[str]:
-    """How often each token occurs (not to be changed: cached, each text meets many)."""
-    return Counter(tokens)
+def _bag(text: str) -> Counter[str]:
+    """How often each folded token of `text` occurs (not to be changed: cached, each
+    text meets many)."""
+    return Counter(map(str.casefold, _plain_tokens(text)))
 
 
 @lru_cache(maxsize=4096)

@@ -34,18 +34,24 @@ def parse_date(value: str | None) -> datetime | None:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
+_NO_AGE = timedelta(0)
+_DAY = timedelta(hours=24)
+_WEEK = timedelta(days=7)
+_MONTH = timedelta(days=31)
+
+
 def freshness_of(published_at: datetime | None, now: datetime) -> Freshness:
     """realtime (<24 h), past_week, past_month (31 days), archive; unknown if undated or future."""
     if published_at is None:
         return "unknown"
     age = now - published_at
-    if age < timedelta(0):
+    if age < _NO_AGE:
         return "unknown"
-    if age < timedelta(hours=24):
+    if age < _DAY:
         return "realtime"
-    if age < timedelta(days=7):
+    if age < _WEEK:
         return "past_week"
-    if age < timedelta(days=31):
+    if age < _MONTH:
         return "past_month"
     return "archive"
 

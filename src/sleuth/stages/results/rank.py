@@ -73,12 +73,11 @@ def bm25_scores(
     for item in items:
         title, snippet = tokens(item.title), tokens(item.snippet)
         frequency: dict[str, float] = {}
-        for token in title:
-            if token in wanted:
-                frequency[token] = frequency.get(token, 0.0) + settings.title_weight
-        for token in snippet:
-            if token in wanted:
-                frequency[token] = frequency.get(token, 0.0) + 1.0
+        # Only the query's words, in order (the sums are the same, term by term).
+        for token in filter(wanted.__contains__, title):
+            frequency[token] = frequency.get(token, 0.0) + settings.title_weight
+        for token in filter(wanted.__contains__, snippet):
+            frequency[token] = frequency.get(token, 0.0) + 1.0
         frequency = {token: tf for token, tf in frequency.items() if tf > 0}
         document_frequency.update(frequency.keys())
         frequencies.append(frequency)

@@ -296,8 +296,10 @@ class Quota:
         if not self.settings.enabled:
             return Grant(True, pool, priority)
         started = self._clock()
-        limits = self.settings.limits(pool)
         size = self._lease_size(pool, started)
+        if self._spend_leased(pool, priority, started):  # no lock needed: nothing awaits
+            return Grant(True, pool, priority)
+        limits = self.settings.limits(pool)
         if size > 1 and started >= self._no_lease_until.get(pool, -math.inf):
             # One lease request at a time per pool and priority: the others wait for it
             # and spend from it, so no leased token is left behind by a lease made

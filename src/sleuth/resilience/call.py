@@ -177,8 +177,12 @@ class ProviderCall:
         priority: Priority,
         deadline: float,
         deadline_s: float | None = None,
+        cut_at_deadline: bool = False,
     ) -> None:
         self.provider = provider
+        #: The caller cancels the call at the deadline (a chain slot's race does), so
+        #: an attempt that the deadline bounds needs no timer of its own.
+        self.cut_at_deadline = cut_at_deadline
         self.exchange = exchange
         self.policies = policies
         self.priority: Priority = priority
@@ -308,8 +312,11 @@ class ProviderCall:
         # too slow is the deadline's doing: the ladder moves on instead of retrying.
         by_deadline = self.deadline - started < self.exchange.timeout_s
         try:
-            async with asyncio.timeout(timeout):
+            if by_deadline and self.cut_at_deadline:
                 response = await self.exchange.send(request, timeout)
+            else:
+                async with asyncio.timeout(timeout):
+                    response = await self.exchange.send(request, timeout)
         except (TimeoutError, ProviderTimeout) as exc:  # the whole answer, body included
             if policies.clock() - started - timeout > LOCAL_LAG_S:
                 self._held_up = True
@@ -602,6 +609,7 @@ async def _slot(
             priority=priority,
             deadline=deadline,
             deadline_s=deadline_s,
+            cut_at_deadline=True,  # `hedged` cancels every attempt at the deadline
         )
 
     # The primary's call exists from the start: even a race that never began (the

@@ -156,6 +156,9 @@ class _Stop:
     waited_s: float = 0.0
     #: The providers that had answered.
     answered: list[str] = field(default_factory=list)
+    #: When the slot's first call began (on the policies' clock); None before. A slot
+    #: that a busy event loop started late is given its whole patience from then.
+    began: float | None = None
 
 
 def _when(wall_time: float | None) -> str:
@@ -521,8 +524,9 @@ _Slot = asyncio.Future[tuple[list["ProviderOutcome"], list[Degradation]]]
 
 class _Stragglers:
     """Leaves the slots still out behind once enough have answered: each is stopped
-    when it passes its provider's patience. Looked at as each slot ends and when the
-    next patience runs out (a timer of the loop's, not a task)."""
+    when it passes its provider's patience, counted from when its call began. Looked
+    at as each slot ends and when the next patience runs out (a timer of the loop's,
+    not a task)."""
 
     def __init__(
         self,
@@ -534,7 +538,6 @@ class _Stragglers:
     ) -> None:
         self._slots, self._stops, self._want = slots, stops, want_results
         self._policies = policies
-        self._started = policies.clock()
         settings = policies.stragglers
         self._waits = [patience(name, policies.latency, settings) for name in chosen]
         self._loop = asyncio.get_running_loop()
@@ -562,12 +565,16 @@ class _Stragglers:
         if not enough(found, len(slots), self._want, policies.stragglers):
             return
         now = policies.clock()
+        late_at = {}
         for i in running:
-            if now >= self._started + self._waits[i]:
+            # A slot not begun yet cannot be late before its patience from now.
+            began = stops[i].began
+            late_at[i] = (now if began is None else began) + self._waits[i]
+            if began is not None and now >= late_at[i]:
                 stops[i].waited_s = self._waits[i]
                 stops[i].answered = [name for name, hits in answered if hits]
                 stops[i].signal.set_result(None)
-        still = [self._started + self._waits[i] for i in running if not stops[i].signal.done()]
+        still = [late_at[i] for i in running if not stops[i].signal.done()]
         if still:
             self._timer = self._loop.call_later(max(0.0, min(still) - now), self._look)
 
@@ -615,6 +622,7 @@ async def _slot(
     # The primary's call exists from the start: even a race that never began (the
     # deadline had passed) reports it.
     calls: dict[int, ProviderCall] = {0: new_call(primary)}
+    stop.began = calls[0].started
 
     def attempt(index: int) -> Callable[[], Awaitable[ProviderOutcome]]:
         async def ask() -> ProviderOutcome:

@@ -26,7 +26,7 @@ from sleuth.errors import (
 )
 from sleuth.providers.base import HttpRequest
 from sleuth.testing import Cassette
-from sleuth.transport import HttpTransport, RecordingTransport, ReplayTransport
+from sleuth.transport import HttpTransport, RecordingTransport, ReplayTransport, decode_body
 
 
 @pytest.fixture
@@ -571,3 +571,31 @@ async def test_ddgs_is_internal_to_the_address_policy(
     response = await transport.send("duckduckgo", "q", DDG_REQUEST, 2.0)
     assert response.body == {"results": []}
     assert FakeDDGS.built["proxy"] is None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"results": [{"title": "caf\\u00e9", "score": 0.1, "n": 12345678901234567890123}]}',
+        b'{"score": NaN, "t": "x"}',  # Python's json reads NaN; orjson does not
+        b'\xef\xbb\xbf{"t": "with a byte order mark"}',
+        b'{"t": "not utf-8: \xff\xfe"}',
+        b'{"t": "lone surrogate \\ud800"}',
+        b'{"a": 1, "a": 2}',
+        b"not json at all",
+        b"",
+    ],
+)
+def test_a_json_body_decodes_as_pythons_json_reads_it(body: bytes) -> None:
+    text = body.decode("utf-8", errors="replace")
+    try:
+        expected = json.loads(text)
+    except json.JSONDecodeError:
+        expected = text
+    decoded = decode_body(body, "application/json; charset=utf-8")
+    assert decoded == expected or (decoded != decoded and expected != expected)
+    assert type(decoded) is type(expected)
+
+
+def test_a_body_that_is_not_json_is_its_text() -> None:
+    assert decode_body(b'{"a": 1}\xff', "text/html") == '{"a": 1}\ufffd'

@@ -51,6 +51,7 @@ from typing import Any, Protocol
 
 import aiohttp
 import certifi
+import orjson
 import yarl
 from aiohttp.abc import AbstractResolver, ResolveResult
 
@@ -77,10 +78,17 @@ _PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
 # slowness, and 64 searches over three providers keep ~200 requests out at once.
 _MAX_CONNECTIONS = 512
 _MAX_REDIRECTS = 10
+# Hosts whose egress check is remembered per client; past this many it starts afresh.
+_PASSED_HOSTS = 256
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 # Four dotted numbers, one with a leading zero ("012.0.0.1"): 10.0.0.1 to inet_aton,
 # 12.0.0.1 to others, so no address sleuth can vouch for.
 _AMBIGUOUS_ADDRESS = re.compile(r"(?=(?:.*\.)?0\d)\d+\.\d+\.\d+\.\d+")
+# Digits enough for an integer past 64 bits, which orjson reads as a float: found as
+# a run in the body with every digit made "1" and every other byte "0" (a regex
+# search takes longer than the parse).
+_DIGIT_MAP = bytes(49 if 48 <= byte <= 57 else 48 for byte in range(256))
+_LONG_NUMBER = b"1" * 19
 # Response headers worth keeping in a cassette; cookies and the like are not.
 _RECORDED_HEADERS = ("content-type", "retry-after", "date", "x-ratelimit-remaining")
 
@@ -104,14 +112,24 @@ class Transport(Protocol):
 
 
 def decode_body(content: bytes, content_type: str) -> Any:
-    """The JSON value when the response says JSON and is; the text otherwise."""
-    text = content.decode("utf-8", errors="replace")
+    """The JSON value when the response says JSON and is; the text otherwise.
+
+    orjson reads a well-formed body (a third of the time `json` takes); anything it
+    refuses (bytes that are not UTF-8, NaN, a byte order mark) is read as before,
+    and so is a body with 19 digits in a row, which could be an integer past 64 bits
+    (orjson would make it a float): every body decodes to what it always did."""
     if "json" in content_type.lower():
+        if _LONG_NUMBER not in content.translate(_DIGIT_MAP):
+            try:
+                return orjson.loads(content)
+            except orjson.JSONDecodeError:
+                pass
+        text = content.decode("utf-8", errors="replace")
         try:
             return json.loads(text)
         except json.JSONDecodeError:
             return text
-    return text
+    return content.decode("utf-8", errors="replace")
 
 
 class HttpTransport:
@@ -312,6 +330,8 @@ class EgressClient:
                 "aiohttp-socks package"
             )
         self._policy = policy
+        #: Hosts whose hop check passed (without a proxy, it would pass again).
+        self._passed: set[str] = set()
         self._given = session
         self._session: aiohttp.ClientSession | None = None
         self._session_loop: asyncio.AbstractEventLoop | None = None
@@ -344,6 +364,17 @@ class EgressClient:
         """The egress check of one hop that the resolver cannot make: an address
         literal (aiohttp connects to one without asking the resolver), and, through a
         proxy, the destination before the proxy is asked."""
+        if url.host in self._passed:
+            return
+        await self._check_new_hop(url, timeout_s)
+        if self.proxy is None and url.host is not None:
+            # Without a proxy the check depends on the host alone (a name is checked
+            # by the resolver on each new connection): it passes again.
+            if len(self._passed) >= _PASSED_HOSTS:
+                self._passed.clear()
+            self._passed.add(url.host)
+
+    async def _check_new_hop(self, url: yarl.URL, timeout_s: float) -> None:
         if url.host is not None and _AMBIGUOUS_ADDRESS.fullmatch(url.host):
             raise EgressDenied(
                 f"egress refused: {url.host} is no address to connect to (a leading zero "

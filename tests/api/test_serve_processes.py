@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -101,6 +102,49 @@ def test_two_processes_share_the_port_and_the_tasks(tmp_path: Path) -> None:
             assert not pending, f"{len(pending)} tasks did not finish"
             banner = (tmp_path / "serve.log").read_text("utf-8")
             assert "processes 2, sharing the sqlite store" in banner
+
+
+def accepted_by(pids: list[int], port: int) -> dict[int, int]:
+    """How many connections to `port` each process has accepted (from /proc)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            local_port = int(fields[1].rsplit(":", 1)[1], 16)
+            if local_port == port and fields[3] == "01":  # ESTABLISHED
+                inodes.add(fields[9])
+    held = {}
+    for pid in pids:
+        links = []
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            try:
+                links.append(os.readlink(fd))
+            except OSError:
+                continue
+        held[pid] = sum(link[8:-1] in inodes for link in links if link.startswith("socket:["))
+    return held
+
+
+def test_connections_opened_at_once_are_spread_over_the_workers(tmp_path: Path) -> None:
+    """A client's keep-alive connections, opened together, are served by every worker
+    (they all went to the first one awake when the workers shared one socket)."""
+    with FaultServer() as provider:
+        config = write_config(tmp_path, provider.url_for("ok"))
+        port = free_port()
+        with serve(config, port, tmp_path / "serve.log", "--processes", "2") as server:
+            workers = children(server.pid)
+            clients = [socket.create_connection(("127.0.0.1", port)) for _ in range(16)]
+            try:
+                deadline = time.monotonic() + 30
+                held = accepted_by(workers, port)
+                while sum(held.values()) < len(clients) and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                    held = accepted_by(workers, port)
+            finally:
+                for client in clients:
+                    client.close()
+    assert sum(held.values()) == len(clients), held
+    assert len([n for n in held.values() if n]) == 2, held
 
 
 def searches_counted(metrics: str) -> float:

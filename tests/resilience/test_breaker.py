@@ -422,6 +422,61 @@ async def test_a_closed_record_read_lately_lets_calls_through_without_a_read(clo
     assert store.reads == 2
 
 
+async def test_a_busy_providers_record_is_read_again_before_a_call_must_wait(
+    clock: Clock,
+) -> None:
+    store = Counting()
+    b = batched(clock, store, read_cache_s=0.25)
+    assert (await b.allow("brave")).allowed
+    clock.now += 0.2  # past 3/4 of read_cache_s: a read starts, the call does not wait
+    assert (await b.allow("brave")).allowed
+    assert store.reads == 1
+    await settle()
+    assert store.reads == 2  # read in the background
+    clock.now += 0.12  # 0.32 s after the first read, 0.12 s after the second
+    assert (await b.allow("brave")).allowed
+    assert store.reads == 2  # nothing to wait for
+
+
+async def test_an_opening_read_in_the_background_is_seen_within_read_cache_s(
+    clock: Clock,
+) -> None:
+    shared = MemoryStore()
+    here, there = batched(clock, shared, read_cache_s=0.25), batched(clock, shared)
+    assert (await here.allow("brave")).allowed
+    await trip(there, code="captcha")
+    clock.now += 0.2
+    assert (await here.allow("brave")).allowed  # what it read 0.2 s ago still stands...
+    await settle()
+    clock.now += 0.01
+    decision = await here.allow("brave")  # ...until the read it started comes back
+    assert not decision.allowed and decision.reason is not None and "captcha" in decision.reason
+
+
+async def test_waiting_successes_written_in_the_background_renew_the_record(
+    clock: Clock,
+) -> None:
+    store = Counting()
+    b = batched(clock, store, read_cache_s=0.25, flush_s=0.25)
+    assert (await b.allow("brave")).allowed
+    for _ in range(3):
+        await b.record("brave", "success")
+    clock.now += 0.2
+    assert (await b.allow("brave")).allowed  # renews: the successes are written...
+    await settle()
+    assert (store.reads, store.writes) == (1, 1)  # ...and the write is the read
+    clock.now += 0.1  # 0.3 s after the first read
+    assert (await b.allow("brave")).allowed
+    assert store.reads == 1
+    record = await store.get_breaker("brave")
+    assert len(record.calls) == 3
+
+
+async def settle() -> None:
+    for _ in range(5):  # the background read runs (the memory store never waits)
+        await asyncio.sleep(0)
+
+
 async def test_without_the_read_cache_every_call_reads(clock: Clock) -> None:
     store = Counting()
     b = batched(clock, store, read_cache_s=0)

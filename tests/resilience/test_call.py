@@ -410,6 +410,37 @@ def test_too_few_results_from_the_others_and_the_slow_one_is_waited_for() -> Non
     assert ended == pytest.approx(2.0) and outcomes["beta"].status == "ok"
 
 
+def test_a_slot_a_busy_loop_started_late_gets_its_whole_patience() -> None:
+    """Real time: the event loop is held for 0.4 s as the search starts, so every slot
+    begins late; gamma (0.15 s, patience 0.25 s) must not be left behind when the
+    others answer 0.01 s after they began."""
+    fast = [Scripted(name, [Step(delay=0.01)]) for name in ("alpha", "beta")]
+    slow = Scripted("gamma", [Step(delay=0.15)])
+    by_name = {provider.name: provider for provider in [*fast, slow]}
+
+    async def main() -> dict[str, ProviderOutcome]:
+        made = policies()
+        for _ in range(20):
+            made.latency.record("gamma", 0.15)
+        asyncio.get_running_loop().call_soon(time.sleep, 0.4)  # runs before any slot
+        outcomes, _ = await ask_chain(
+            list(by_name),
+            [],
+            lambda name: by_name[name].exchange(),
+            made,
+            priority="normal",
+            deadline=now() + 3.0,
+            deadline_s=3.0,
+            want_results=1,
+        )
+        return {outcome.provider: outcome for outcome in outcomes}
+
+    with asyncio.Runner() as runner:
+        outcomes = runner.run(main())
+    assert outcomes["gamma"].status == "ok", outcomes["gamma"].degradations
+    assert not outcomes["gamma"].degradations
+
+
 def test_stragglers_off_every_provider_gets_the_whole_deadline() -> None:
     alpha, slow = Scripted("alpha", [Step(delay=0.05)]), Scripted("beta", [Step(delay=2.0)])
 

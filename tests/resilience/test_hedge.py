@@ -315,3 +315,51 @@ def test_settings_refuse_a_floor_above_the_cap_and_unknown_keys() -> None:
         HedgeSettings.model_validate({"delay": 1})
     with pytest.raises(ValidationError):
         HedgeSettings(delay_s={"brave": 0})
+
+
+def test_a_race_without_backups_runs_in_the_callers_task_and_ends_as_a_race_would() -> None:
+    async def main() -> tuple[list[bool], HedgeResult[list[str]], HedgeResult[list[str]]]:
+        caller = asyncio.current_task()
+        same: list[bool] = []
+
+        async def primary() -> list[str]:
+            same.append(asyncio.current_task() is caller)
+            return ["result"]
+
+        answered = await hedged(primary, [], [], has_results, now() + 3.0, clock=now)
+        slow = FakeProvider(10.0)
+        cut = await hedged(slow, [], [], has_results, now() + 3.0, clock=now)
+        return same, answered, cut
+
+    same, answered, cut = run(main)
+    assert same == [True]  # no task of its own
+    assert answered.value == ["result"] and answered.winner == 0
+    assert cut.deadline_hit and not cut.stopped and cut.elapsed_s == pytest.approx(3.0)
+    assert [a.outcome for a in cut.attempts] == ["cancelled"]
+
+
+def test_stop_ends_a_race_without_backups_and_cancels_its_call() -> None:
+    slow = FakeProvider(10.0)
+
+    async def main() -> HedgeResult[list[str]]:
+        stop = asyncio.get_running_loop().create_future()
+        asyncio.get_running_loop().call_later(1.0, stop.set_result, None)
+        return await hedged(slow, [], [], has_results, now() + 3.0, clock=now, stop=stop)
+
+    result = run(main)
+    assert result.stopped and not result.deadline_hit and slow.cancelled
+    assert result.elapsed_s == pytest.approx(1.0)
+
+
+def test_cancelling_the_caller_cancels_a_race_without_backups() -> None:
+    slow = FakeProvider(10.0)
+
+    async def main() -> None:
+        race_task = asyncio.ensure_future(hedged(slow, [], [], has_results, now() + 30, clock=now))
+        await asyncio.sleep(1.0)
+        race_task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await race_task
+
+    run(main)
+    assert slow.cancelled

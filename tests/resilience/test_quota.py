@@ -327,6 +327,25 @@ async def test_a_busy_process_leases_tokens_and_asks_the_store_less() -> None:
     assert store.takes < 400 / 4, store.takes  # ~one round trip per lease of up to 8
 
 
+async def test_a_busy_process_takes_its_next_lease_while_it_spends_the_last() -> None:
+    vt = VirtualTime()
+    store = CountingStore()
+    quota = Quota(store, QuotaSettings(), clock=vt.clock, sleep=vt.sleep)
+    waited = 0
+
+    async def calls() -> None:
+        nonlocal waited
+        for _ in range(400):  # 40 calls a second for 10 s: leases of 8
+            takes = store.takes
+            assert (await quota.acquire("brave")).granted
+            waited += store.takes > takes  # this call asked the store itself
+            await vt.sleep(0.025)
+
+    await vt.run(calls())
+    assert store.takes < 400 / 4, store.takes  # leases, as before
+    assert waited <= 8, waited  # the first leases, while demand grows; then none
+
+
 async def test_an_occasional_call_takes_one_token_at_a_time() -> None:
     vt = VirtualTime()
     store = CountingStore()

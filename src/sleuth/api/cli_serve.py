@@ -127,6 +127,12 @@ def serve_command(
         _err(f"cannot listen on {bind}:{bind_port}: {exc.strerror or exc}")
         raise typer.Exit(1) from None
     bind_port = listening.getsockname()[1]
+    if count > 1 and _SPREADS_CONNECTIONS:
+        try:
+            listening = _port_holder(listening)
+        except OSError as exc:
+            _err(f"cannot listen on {bind}:{bind_port}: {exc.strerror or exc}")
+            raise typer.Exit(1) from None
     base = f"http://{bind}:{bind_port}"
     console = Console(soft_wrap=True)
     console.print(f"sleuth serving on [bold]{base}[/]  (API keys: {auth})", highlight=False)
@@ -146,6 +152,38 @@ def serve_command(
     )
     with listening:
         _supervise(count, listening, config, replay, bind, workers, settings)
+
+
+#: Linux spreads a port's new connections evenly over the listening sockets that share
+#: it with SO_REUSEPORT. Workers accepting from one shared socket are not spread: the
+#: first awake accepts every connection waiting (asyncio accepts up to its backlog at
+#: a time), so a client's 16 keep-alive connections all went to one of two workers.
+_SPREADS_CONNECTIONS = sys.platform == "linux" and hasattr(socket, "SO_REUSEPORT")
+
+
+def _port_holder(probe: socket.socket) -> socket.socket:
+    """The port `probe` listens on, held by a socket that shares it (SO_REUSEPORT) and
+    does not listen, so that it gets no connection: each worker listens on a socket of
+    its own beside it (`_listen_beside`). `probe` is closed. Only sockets of the same
+    user can share the port."""
+    host, port = probe.getsockname()[:2]
+    family = probe.family
+    probe.close()
+    holder = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        holder.bind((host, port))
+    except OSError:
+        holder.close()
+        raise
+    return holder
+
+
+def _listen_beside(holder: socket.socket) -> socket.socket:
+    """A worker's own listening socket on the holder's port."""
+    host, port = holder.getsockname()[:2]
+    return socket.create_server((host, port), family=holder.family, reuse_port=True)
 
 
 def _serve(settings: Settings, bind: str, workers: bool, listening: socket.socket) -> None:
@@ -210,6 +248,8 @@ def _supervise(
             "replay": replay and str(replay.resolve()),
             "bound_host": bind,
             "workers": workers,
+            # The socket handed over holds the port; each worker listens beside it.
+            "own_socket": _SPREADS_CONNECTIONS,
         }
     )
     spawn = multiprocessing.get_context("spawn")
@@ -285,6 +325,10 @@ def _worker_main(listening: socket.socket) -> None:
         spec["config"] and Path(spec["config"]),
         **({"replay": Path(spec["replay"])} if spec["replay"] else {}),
     )
+    if spec["own_socket"]:
+        with listening:
+            mine = _listen_beside(listening)
+        listening = mine
     _serve(settings, spec["bound_host"], spec["workers"], listening)
 
 

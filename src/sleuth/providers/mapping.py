@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -42,6 +42,7 @@ from sleuth.errors import BadResponse
 from sleuth.providers.body import RawHit, check_status, expect_object
 
 UnifiedField = Literal["url", "title", "snippet", "published_at"]
+_UNIFIED: tuple[UnifiedField, ...] = ("url", "title", "snippet", "published_at")
 
 _SEGMENT = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
 _INDEX = re.compile(r"\[(\d+)\]")
@@ -53,8 +54,14 @@ class PathError(ValueError):
     """A mapping path that cannot be parsed."""
 
 
+#: A parsed path: keys and list indexes.
+Path = tuple[str | int, ...]
+#: Each field's aliases as parsed paths, in the order they are tried.
+Paths = tuple[tuple[str, tuple[Path, ...]], ...]
+
+
 @lru_cache(maxsize=1024)
-def parse_path(path: str) -> tuple[str | int, ...]:
+def parse_path(path: str) -> Path:
     """`"a.b[0].c"` → `("a", "b", 0, "c")`; raises `PathError` on a malformed path."""
     steps: list[str | int] = []
     for part in _DOT.split(path):
@@ -68,9 +75,13 @@ def parse_path(path: str) -> tuple[str | int, ...]:
 
 def lookup(record: Any, path: str) -> Any:
     """The value at `path`, or None when any step is missing."""
+    return _walk(record, parse_path(path))
+
+
+def _walk(record: Any, steps: Path) -> Any:
     value = record
-    for step in parse_path(path):
-        if isinstance(step, int):
+    for step in steps:
+        if type(step) is int:
             if not isinstance(value, list) or step >= len(value):
                 return None
             value = value[step]
@@ -124,6 +135,35 @@ class FieldMapping(BaseModel):
                 parse_path(alias)
         return value
 
+    @property
+    def paths(self) -> tuple[Paths, Paths]:
+        """The unified fields' aliases (url, title, snippet, published_at: the order
+        `fell_back` lists them in) and the extras', parsed once: every record of every
+        answer walks them."""
+        fields, extras, parsed = self._parsed
+        if fields is self.fields and extras is self.extras:
+            return parsed
+        # A copy made with other fields (`model_copy(update=...)`) inherits the
+        # parsed paths of the original: parse its own.
+        return _parse_paths(self)
+
+    @cached_property
+    def _parsed(self) -> tuple[object, object, tuple[Paths, Paths]]:
+        return self.fields, self.extras, _parse_paths(self)
+
+
+def _parse_paths(mapping: FieldMapping) -> tuple[Paths, Paths]:
+    fields = tuple(
+        (name, tuple(parse_path(alias) for alias in mapping.fields[name]))
+        for name in _UNIFIED
+        if name in mapping.fields
+    )
+    extras = tuple(
+        (name, tuple(parse_path(alias) for alias in aliases))
+        for name, aliases in mapping.extras.items()
+    )
+    return fields, extras
+
 
 def records(mapping: FieldMapping, body: Any) -> list[Any] | None:
     """The result list the mapping points at; None when the body has another shape."""
@@ -139,28 +179,31 @@ def hit_from(mapping: FieldMapping, record: Any) -> RawHit:
     A field answered by a later alias than its first is listed in `fell_back`, so
     the item can say it is degraded (its primary field was missing).
     """
+    fields, extra_paths = mapping.paths
+    plain = type(record) is dict
+    found: dict[str, str] = {}
     fell_back: list[str] = []
-
-    def text(name: UnifiedField) -> str | None:
-        aliases = mapping.fields.get(name, [])
-        for position, alias in enumerate(aliases):
-            value = lookup(record, alias)
-            if isinstance(value, str) and value.strip():
+    for name, aliases in fields:
+        for position, steps in enumerate(aliases):
+            # A one-key path into a JSON object, the common case, needs no walk.
+            value = record.get(steps[0]) if plain and len(steps) == 1 else _walk(record, steps)
+            if isinstance(value, str) and (value := value.strip()):
                 if position > 0:
                     fell_back.append(name)
-                return value.strip()
-        return None
-
+                found[name] = value
+                break
     extras = {}
-    for name, aliases in mapping.extras.items():
-        value = first_present(record, aliases)
-        if value is not None:
-            extras[name] = value
+    for name, aliases in extra_paths:
+        for steps in aliases:
+            value = _walk(record, steps)
+            if value is not None and value != "" and value != [] and value != {}:
+                extras[name] = value
+                break
     return RawHit(
-        url=text("url"),
-        title=text("title"),
-        snippet=text("snippet"),
-        published_at=text("published_at"),
+        url=found.get("url"),
+        title=found.get("title"),
+        snippet=found.get("snippet"),
+        published_at=found.get("published_at"),
         fields=extras,
         fell_back=tuple(fell_back),
     )

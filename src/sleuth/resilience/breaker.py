@@ -42,10 +42,12 @@ sleep that times the batches below.
 Two savings on the store's round trips, neither of which delays an opening here:
 
 - Reads: a closed record this process read or wrote less than `read_cache_s` ago
-  lets a call through without reading again. An open or half-open record, or an
-  older one, is read as before, and this process's own writes refresh what it
-  knows, so only an opening by another process or replica is seen late: within
-  `read_cache_s`.
+  lets a call through without reading again; once it is three quarters that old,
+  the call that finds it so renews it in the background (writing the successes
+  waiting, else reading), so that a busy provider's calls never wait for the store.
+  An open or half-open record, or an older one, is read as before, and this
+  process's own writes refresh what it knows, so only an opening by another process
+  or replica is seen late: within `read_cache_s`.
 - Writes: in the closed state a success only joins the window, so successes wait
   in memory, per provider, and are written together (`observe` takes several calls
   at once, in the order they came): ahead of the next failure, after at most
@@ -83,6 +85,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import ErrorAction, ErrorCategory
 from sleuth.store.base import BreakerRecord, BreakerState, BreakerStore, WindowCall
+
+#: A closed record this share of `read_cache_s` old is renewed in the background.
+_RENEW_AT = 0.5
 
 __all__ = [
     "TRANSITIONS",
@@ -453,6 +458,8 @@ class Breaker:
         # Per provider, the task that writes them once `flush_s` has passed.
         self._timers: dict[str, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        # Per provider, the background read under way (`_refresh_soon`).
+        self._refreshing: dict[str, asyncio.Task[None]] = {}
 
     @property
     def store(self) -> BreakerStore:
@@ -464,12 +471,12 @@ class Breaker:
             return Decision(allowed=True, state="closed")
         now = self._clock()
         known = self._known.get(provider)
-        if (
-            known is not None
-            and known[0].state == "closed"
-            and 0 <= now - known[1] < self.settings.read_cache_s
-        ):
-            return Decision(allowed=True, state="closed")
+        if known is not None and known[0].state == "closed":
+            age, fresh_for = now - known[1], self.settings.read_cache_s
+            if 0 <= age < fresh_for:
+                if age >= fresh_for * _RENEW_AT:
+                    self._refresh_soon(provider, now)  # so that no later call waits for it
+                return Decision(allowed=True, state="closed")
         record = await self._read(provider, now)
         unchanged, decision = admit(record, now, self.settings)
         if unchanged is record:
@@ -538,6 +545,32 @@ class Breaker:
         if self._writes[provider] == writes:
             self._known[provider] = (record, now)
         return record
+
+    def _refresh_soon(self, provider: str, now: float) -> None:
+        """Renew the record in the background (one renewal per provider at a time): a
+        busy provider's closed record is then fresh again before it is too old to
+        trust, and its calls never wait for the store. With successes waiting, writing
+        them is the renewal (the store's update answers with the record)."""
+        loop = asyncio.get_running_loop()
+        under_way = self._refreshing.get(provider)
+        if under_way is not None and not under_way.done() and under_way.get_loop() is loop:
+            return
+        task = loop.create_task(self._refresh(provider, now))
+        self._refreshing[provider] = task
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _refresh(self, provider: str, now: float) -> None:
+        try:
+            if self._waiting.get(provider):
+                await self._flush(provider)
+            else:
+                await self._read(provider, now)
+        except Exception:  # the next call past read_cache_s reads it itself, and says so
+            log.warning("breaker state of %s not refreshed", provider, exc_info=True)
+        finally:
+            if self._refreshing.get(provider) is asyncio.current_task():
+                del self._refreshing[provider]
 
     async def _update(
         self, provider: str, change: Callable[[BreakerRecord], BreakerRecord], now: float

@@ -156,6 +156,9 @@ class _Stop:
     waited_s: float = 0.0
     #: The providers that had answered.
     answered: list[str] = field(default_factory=list)
+    #: When the slot's first call began (on the policies' clock); None before. A slot
+    #: that a busy event loop started late is given its whole patience from then.
+    began: float | None = None
 
 
 def _when(wall_time: float | None) -> str:
@@ -177,8 +180,12 @@ class ProviderCall:
         priority: Priority,
         deadline: float,
         deadline_s: float | None = None,
+        cut_at_deadline: bool = False,
     ) -> None:
         self.provider = provider
+        #: The caller cancels the call at the deadline (a chain slot's race does), so
+        #: an attempt that the deadline bounds needs no timer of its own.
+        self.cut_at_deadline = cut_at_deadline
         self.exchange = exchange
         self.policies = policies
         self.priority: Priority = priority
@@ -308,8 +315,11 @@ class ProviderCall:
         # too slow is the deadline's doing: the ladder moves on instead of retrying.
         by_deadline = self.deadline - started < self.exchange.timeout_s
         try:
-            async with asyncio.timeout(timeout):
+            if by_deadline and self.cut_at_deadline:
                 response = await self.exchange.send(request, timeout)
+            else:
+                async with asyncio.timeout(timeout):
+                    response = await self.exchange.send(request, timeout)
         except (TimeoutError, ProviderTimeout) as exc:  # the whole answer, body included
             if policies.clock() - started - timeout > LOCAL_LAG_S:
                 self._held_up = True
@@ -497,10 +507,11 @@ async def ask_chain(
         )
         for name, stop in zip(chosen, stops, strict=True)
     ]
+    watch = _Stragglers(chosen, slots, stops, policies, want_results)
     try:
-        await _leave_stragglers(chosen, slots, stops, policies, deadline, want_results)
-        done = await asyncio.gather(*slots)
+        done = await asyncio.gather(*slots)  # each slot ends itself at the deadline
     finally:
+        watch.close()
         for slot in slots:
             slot.cancel()
     first = [outcomes[0] for outcomes, _ in done]
@@ -511,20 +522,37 @@ async def ask_chain(
 _Slot = asyncio.Future[tuple[list["ProviderOutcome"], list[Degradation]]]
 
 
-async def _leave_stragglers(
-    chosen: Sequence[str],
-    slots: Sequence[_Slot],
-    stops: Sequence[_Stop],
-    policies: Policies,
-    deadline: float,
-    want_results: int,
-) -> None:
-    """Wait for the slots; once enough have answered, stop each one still out when it
-    passes its provider's patience. Returns when every slot has ended or was stopped."""
-    settings = policies.stragglers
-    started = policies.clock()
-    waits = [patience(name, policies.latency, settings) for name in chosen]
-    while True:
+class _Stragglers:
+    """Leaves the slots still out behind once enough have answered: each is stopped
+    when it passes its provider's patience, counted from when its call began. Looked
+    at as each slot ends and when the next patience runs out (a timer of the loop's,
+    not a task)."""
+
+    def __init__(
+        self,
+        chosen: Sequence[str],
+        slots: Sequence[_Slot],
+        stops: Sequence[_Stop],
+        policies: Policies,
+        want_results: int,
+    ) -> None:
+        self._slots, self._stops, self._want = slots, stops, want_results
+        self._policies = policies
+        settings = policies.stragglers
+        self._waits = [patience(name, policies.latency, settings) for name in chosen]
+        self._loop = asyncio.get_running_loop()
+        self._timer: asyncio.TimerHandle | None = None
+        self._closed = False
+        for slot in slots:
+            slot.add_done_callback(self._look)
+
+    def _look(self, _: object = None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        slots, stops = self._slots, self._stops
+        if self._closed:
+            return
         running = [
             i for i, slot in enumerate(slots) if not slot.done() and not stops[i].signal.done()
         ]
@@ -533,23 +561,29 @@ async def _leave_stragglers(
         answered = [_answered(slot) for slot in slots if slot.done()]
         # A slot that ended with an error is finished too: only results count as found.
         found = [hits for _, hits in answered]
-        wake = deadline
-        if enough(found, len(slots), want_results, settings):
-            now = policies.clock()
-            for i in running:
-                if now >= started + waits[i]:
-                    stops[i].waited_s = waits[i]
-                    stops[i].answered = [name for name, hits in answered if hits]
-                    stops[i].signal.set_result(None)
-            still = [started + waits[i] for i in running if not stops[i].signal.done()]
-            wake = min([deadline, *still])
-        await asyncio.wait(
-            [slots[i] for i in running],
-            timeout=max(0.0, wake - policies.clock()),
-            return_when=asyncio.FIRST_COMPLETED,
-        )
-        if policies.clock() >= deadline:
-            return  # each slot ends itself at the deadline
+        policies = self._policies
+        if not enough(found, len(slots), self._want, policies.stragglers):
+            return
+        now = policies.clock()
+        late_at = {}
+        for i in running:
+            # A slot not begun yet cannot be late before its patience from now.
+            began = stops[i].began
+            late_at[i] = (now if began is None else began) + self._waits[i]
+            if began is not None and now >= late_at[i]:
+                stops[i].waited_s = self._waits[i]
+                stops[i].answered = [name for name, hits in answered if hits]
+                stops[i].signal.set_result(None)
+        still = [late_at[i] for i in running if not stops[i].signal.done()]
+        if still:
+            self._timer = self._loop.call_later(max(0.0, min(still) - now), self._look)
+
+    def close(self) -> None:
+        self._closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+        for slot in self._slots:
+            slot.remove_done_callback(self._look)
 
 
 def _answered(slot: _Slot) -> tuple[str, int]:
@@ -582,11 +616,13 @@ async def _slot(
             priority=priority,
             deadline=deadline,
             deadline_s=deadline_s,
+            cut_at_deadline=True,  # `hedged` cancels every attempt at the deadline
         )
 
     # The primary's call exists from the start: even a race that never began (the
     # deadline had passed) reports it.
     calls: dict[int, ProviderCall] = {0: new_call(primary)}
+    stop.began = calls[0].started
 
     def attempt(index: int) -> Callable[[], Awaitable[ProviderOutcome]]:
         async def ask() -> ProviderOutcome:

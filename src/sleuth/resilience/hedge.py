@@ -257,12 +257,15 @@ async def hedged(
     and propagates. Resolving `stop` ends the race like the deadline would (`stopped`).
 
     Timers are the event loop's own (`asyncio.wait`'s timeout), not tasks: a race
-    whose primary answers at once costs one task.
+    whose primary answers at once costs one task, and a race without backups none
+    (the primary runs in the caller's task).
     """
     if len(delays) != len(backups):
         raise ValueError(f"{len(backups)} backups need {len(backups)} delays, not {len(delays)}")
     if any(not delay >= 0 for delay in delays):
         raise ValueError(f"hedge delays are durations >= 0, not {list(delays)}")
+    if not backups:
+        return await _alone(primary, is_good, deadline, clock, stop)
     calls = [primary, *backups]
     started = clock()
     attempts: list[Attempt[T]] = []
@@ -322,6 +325,63 @@ async def hedged(
         deadline_hit=deadline_hit,
         elapsed_s=clock() - started,
         stopped=stopped,
+    )
+
+
+async def _alone(
+    call: Callable[[], Awaitable[T]],
+    is_good: Callable[[T], bool],
+    deadline: float,
+    clock: Callable[[], float],
+    stop: asyncio.Future[None] | None,
+) -> HedgeResult[T]:
+    """A race of one, run in the caller's task: the deadline and `stop` cancel the
+    call through a timeout (which `stop` brings forward to now), as they would cancel
+    a racer's task, and the result says the same as the race would."""
+    started = clock()
+    if started >= deadline:
+        return HedgeResult(None, None, (), deadline_hit=True, elapsed_s=0.0)
+    if stop is not None and stop.done():
+        return HedgeResult(None, None, (), deadline_hit=False, elapsed_s=0.0, stopped=True)
+    attempt: Attempt[T] = Attempt(index=0, started_s=clock() - started)
+    loop = asyncio.get_running_loop()
+    cut = asyncio.timeout_at(loop.time() + (deadline - started))
+    inside = False
+
+    def stopped(_: asyncio.Future[None]) -> None:
+        if inside:  # a callback that runs after the call ended has nothing to stop
+            cut.reschedule(loop.time())
+
+    if stop is not None:
+        stop.add_done_callback(stopped)
+    try:
+        async with cut:
+            inside = True
+            try:
+                value = await call()
+            except Exception as exc:  # noqa: BLE001 - a bad answer, as a racer's would be
+                attempt.outcome, attempt.error = "error", exc
+            else:
+                attempt.value = value
+                attempt.outcome = "good" if is_good(value) else "bad"
+            finally:
+                inside = False
+    except TimeoutError:
+        attempt.outcome = "cancelled"
+    finally:
+        if stop is not None:
+            stop.remove_done_callback(stopped)
+    ended = clock()
+    attempt.ended_s = ended - started
+    cancelled = attempt.outcome == "cancelled"
+    by_stop = cancelled and stop is not None and stop.done() and ended < deadline
+    return HedgeResult(
+        value=attempt.value if attempt.outcome == "good" else None,
+        winner=0 if attempt.outcome == "good" else None,
+        attempts=(attempt,),
+        deadline_hit=cancelled and not by_stop,
+        elapsed_s=ended - started,
+        stopped=by_stop,
     )
 
 

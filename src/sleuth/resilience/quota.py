@@ -39,7 +39,9 @@ trip (as many as it asked for in the last `lease_s`, at most `lease_max_tokens`)
 spends them on its next calls within `lease_s`. A lease is taken only while the pool
 is not contended (once refused, the process takes one token at a time for `lease_s`),
 so priority works as above when it matters; one lease request per pool and priority
-is out at a time, the other calls waiting for it and spending from it. A leased token
+is out at a time, the other calls waiting for it and spending from it. When one
+leased token is left, the next lease (the demand less that token) is taken in the
+background, so a busy process's calls do not wait for the store. A leased token
 not spent in time is lost, so the pool's bound holds across processes however tokens
 are leased (a busy pool may serve a little less than its rate, never more).
 
@@ -60,6 +62,7 @@ the reason, so the caller falls back instead of waiting.
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import time
 from collections import deque
@@ -73,6 +76,8 @@ from sleuth.contract import Priority
 from sleuth.store.base import CounterStore, Take
 
 __all__ = ["Grant", "PoolRule", "PoolSettings", "Quota", "QuotaSettings"]
+
+log = logging.getLogger(__name__)
 
 _MIN_SLEEP_S = 0.001
 _SLACK = 1e-6
@@ -283,10 +288,13 @@ class Quota:
         self.settings = settings
         self._clock = clock
         self._sleep = sleep
-        self._leases: dict[tuple[str, Priority], _Lease] = {}
+        # Per pool and priority, the leases taken, the earliest to run out first.
+        self._leases: dict[tuple[str, Priority], deque[_Lease]] = {}
         self._asked: dict[str, deque[float]] = {}
         self._no_lease_until: dict[str, float] = {}
         self._locks: dict[tuple[str, Priority], tuple[asyncio.AbstractEventLoop, asyncio.Lock]] = {}
+        # Per pool and priority, the lease being taken in the background.
+        self._renewing: dict[tuple[str, Priority], asyncio.Task[None]] = {}
 
     async def acquire(
         self, dependency: str, priority: Priority = "normal", deadline: float | None = None
@@ -296,23 +304,22 @@ class Quota:
         if not self.settings.enabled:
             return Grant(True, pool, priority)
         started = self._clock()
-        limits = self.settings.limits(pool)
         size = self._lease_size(pool, started)
+        if self._spend_leased(pool, priority, started):  # no lock needed: nothing awaits
+            self._renew_early(pool, priority, size, started)
+            return Grant(True, pool, priority)
         if size > 1 and started >= self._no_lease_until.get(pool, -math.inf):
             # One lease request at a time per pool and priority: the others wait for it
             # and spend from it, so no leased token is left behind by a lease made
             # beside another (a pool under a burst still grants all it holds).
             async with self._lease_lock(pool, priority):
                 now = self._clock()
-                if self._spend_leased(pool, priority, now):
+                if self._spend_leased(pool, priority, now) or (
+                    await self._lease(pool, priority, size, now)
+                    and self._spend_leased(pool, priority, now)
+                ):
                     return Grant(True, pool, priority, waited_s=now - started)
-                lease = PoolRule(limits, priority, self.settings, lease=True)
-                if (await self._store.take(pool, float(size), now, lease)).granted:
-                    self._leases[(pool, priority)] = _Lease(size - 1, now + self.settings.lease_s)
-                    return Grant(True, pool, priority, waited_s=now - started)
-                # Contended (or short): one token at a time for a while, as before leases.
-                self._no_lease_until[pool] = now + self.settings.lease_s
-        rule = PoolRule(limits, priority, self.settings)
+        rule = PoolRule(self.settings.limits(pool), priority, self.settings)
         give_up = started + self.settings.max_wait_s
         if deadline is not None:
             give_up = min(give_up, deadline)
@@ -346,11 +353,56 @@ class Quota:
             self._locks[(pool, priority)] = held
         return held[1]
 
+    async def _lease(self, pool: str, priority: Priority, size: int, now: float) -> bool:
+        """Take `size` tokens for this process to spend within `lease_s`; refused when
+        the pool is contended (or short), after which it takes one token at a time
+        for `lease_s`, as before leases."""
+        rule = PoolRule(self.settings.limits(pool), priority, self.settings, lease=True)
+        if (await self._store.take(pool, float(size), now, rule)).granted:
+            lease = _Lease(size, now + self.settings.lease_s)
+            self._leases.setdefault((pool, priority), deque()).append(lease)
+            return True
+        self._no_lease_until[pool] = now + self.settings.lease_s
+        return False
+
+    def _renew_early(self, pool: str, priority: Priority, size: int, now: float) -> None:
+        """With one leased token left, take the next lease in the background (as many
+        tokens as this process's demand less that one, so that none is likely to
+        expire unspent): a busy process's calls then never wait for the store."""
+        left = self._leased(pool, priority, now)
+        wanted = size - left
+        if left > 1 or wanted < 2 or now < self._no_lease_until.get(pool, -math.inf):
+            return
+        key = (pool, priority)
+        loop = asyncio.get_running_loop()
+        under_way = self._renewing.get(key)
+        if under_way is not None and not under_way.done() and under_way.get_loop() is loop:
+            return
+        self._renewing[key] = loop.create_task(self._renew(pool, priority, wanted))
+
+    async def _renew(self, pool: str, priority: Priority, size: int) -> None:
+        try:
+            async with self._lease_lock(pool, priority):
+                now = self._clock()
+                if self._leased(pool, priority, now) <= 1:  # not renewed meanwhile
+                    await self._lease(pool, priority, size, now)
+        except Exception:  # a call that finds no lease takes its token itself
+            log.warning("quota lease of pool %r not renewed", pool, exc_info=True)
+
+    def _leased(self, pool: str, priority: Priority, now: float) -> int:
+        """Leased tokens that may still be spent."""
+        leases = self._leases.get((pool, priority), ())
+        return sum(lease.tokens for lease in leases if now < lease.until)
+
     def _spend_leased(self, pool: str, priority: Priority, now: float) -> bool:
-        lease = self._leases.get((pool, priority))
-        if lease is None or lease.tokens < 1 or now >= lease.until:
+        leases = self._leases.get((pool, priority))
+        if not leases:
             return False
-        lease.tokens -= 1
+        while leases and (leases[0].tokens < 1 or now >= leases[0].until):
+            leases.popleft()  # spent, or expired: its tokens are lost
+        if not leases:
+            return False
+        leases[0].tokens -= 1
         return True
 
     def _lease_size(self, pool: str, now: float) -> int:

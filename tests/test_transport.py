@@ -51,6 +51,26 @@ async def test_json_body_is_decoded_and_params_are_sent(
     assert response.elapsed_ms > 0
 
 
+async def test_a_cookie_a_back_end_sets_is_not_sent_on_later_calls(
+    httpserver: HTTPServer, transport: HttpTransport
+) -> None:
+    # One session serves every search and every tenant: a cookie kept from one call
+    # would ride along on the next, whoever asked.
+    sent: list[str | None] = []
+
+    def answer(request: Request) -> Response:
+        sent.append(request.headers.get("Cookie"))
+        response = Response(json.dumps({"results": []}), content_type="application/json")
+        response.set_cookie("session", "tenant-a", path="/")
+        return response
+
+    httpserver.expect_request("/search").respond_with_handler(answer)
+    for _ in range(2):
+        await transport.send("x", "q", HttpRequest("GET", httpserver.url_for("/search")), 2)
+    await transport.aclose()
+    assert sent == [None, None]
+
+
 async def test_html_body_stays_text(httpserver: HTTPServer, transport: HttpTransport) -> None:
     httpserver.expect_request("/search").respond_with_data(
         "<html>captcha</html>", content_type="text/html"

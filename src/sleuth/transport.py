@@ -442,6 +442,8 @@ def build_session(socks: str | None, policy: EgressPolicy | None) -> aiohttp.Cli
     the configured proxy (or through one nobody configured), and .netrc adds no
     credentials; the CA bundle variables (SSL_CERT_FILE, SSL_CERT_DIR) still count.
     An http(s) proxy is given per request; a socks proxy is the connector itself.
+    No cookie jar: the session serves every search of every tenant, so a cookie one
+    back end set on one call would be sent on the next, whoever asked.
     """
     verify = ssl_context()
     connector: aiohttp.BaseConnector
@@ -455,7 +457,10 @@ def build_session(socks: str | None, policy: EgressPolicy | None) -> aiohttp.Cli
             ssl=verify, limit=_MAX_CONNECTIONS, resolver=resolver, use_dns_cache=policy is None
         )
     return aiohttp.ClientSession(
-        connector=connector, trust_env=False, headers={"User-Agent": USER_AGENT}
+        connector=connector,
+        trust_env=False,
+        headers={"User-Agent": USER_AGENT},
+        cookie_jar=aiohttp.DummyCookieJar(),
     )
 
 

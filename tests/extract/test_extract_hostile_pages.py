@@ -112,6 +112,28 @@ async def test_a_private_address_asked_directly_is_refused() -> None:
     assert page.error is not None and page.error.code == "egress_denied"
 
 
+async def test_a_cookie_set_on_a_redirect_comes_back_within_that_fetch_only(
+    site: HTTPServer,
+) -> None:
+    article = b"<html><body><article><h1>Rates</h1><p>" + b"The bank held rates. " * 30
+    seen: list[str | None] = []
+
+    def check(request: Request) -> Response:
+        seen.append(request.headers.get("Cookie"))
+        if request.headers.get("Cookie") == "consent=yes":
+            return Response(article + b"</p></article></body></html>", content_type="text/html")
+        response = Response("", status=302, headers={"Location": "/story"})
+        response.set_cookie("consent", "yes", path="/")
+        return response
+
+    site.expect_request("/story").respond_with_handler(check)
+    page = await read_one(site.url_for("/story"))
+    assert page.error is None and "The bank held rates." in page.text
+    assert seen == [None, "consent=yes"]
+    await read_one(site.url_for("/story"))  # a new fetch starts without it
+    assert seen[2] is None
+
+
 async def test_a_redirect_to_a_javascript_url_ends_the_fetch(site: HTTPServer) -> None:
     site.expect_request("/js").respond_with_data(
         "", status=302, headers={"Location": "javascript:alert(document.cookie)"}

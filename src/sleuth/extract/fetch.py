@@ -150,12 +150,20 @@ class HttpPageSource:
     async def _follow(self, url: str, timeout_s: float, max_bytes: int, user_agent: str) -> Fetched:
         current = url
         headers = {"User-Agent": user_agent, "Accept": _ACCEPT}
+        # The session keeps no cookies (it serves every tenant); a site that sets one
+        # and redirects to where it checks it (a consent or cookie check) gets it back
+        # within this fetch, from the host that set it, and never on another fetch.
+        cookies: dict[str, dict[str, str]] = {}
         for _ in range(self._max_redirects + 1):
+            own = cookies.get(host_of(current))
+            sent = {**headers, "Cookie": _cookie_header(own)} if own else headers
             async with self._client.request(
-                "GET", yarl.URL(current), timeout_s=timeout_s, headers=headers
+                "GET", yarl.URL(current), timeout_s=timeout_s, headers=sent
             ) as response:
                 location = response.headers.get("Location")
                 if response.status in _REDIRECTS and location:
+                    for morsel in response.cookies.values():
+                        cookies.setdefault(host_of(current), {})[morsel.key] = morsel.value
                     target = urljoin(current, location)
                     try:
                         current = checked_url(target, "location")
@@ -205,3 +213,7 @@ def _too_large(url: str, host: str, max_bytes: int) -> BadResponse:
     return BadResponse(
         f"{url} is larger than the {max_bytes}-byte limit (extract.max_bytes)", provider=host
     )
+
+
+def _cookie_header(cookies: dict[str, str]) -> str:
+    return "; ".join(f"{name}={value}" for name, value in cookies.items())

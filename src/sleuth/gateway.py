@@ -314,7 +314,9 @@ class Sleuth:
         if self._breaker is not None:
             await self._breaker.aclose()
             self._breaker = None
-        self._quota = None
+        if self._quota is not None:
+            await self._quota.aclose()
+            self._quota = None
         if self._transport is not None and not self._transport_given:
             await self._transport.aclose()
             self._transport = None

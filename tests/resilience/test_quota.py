@@ -346,6 +346,42 @@ async def test_a_busy_process_takes_its_next_lease_while_it_spends_the_last() ->
     assert waited <= 8, waited  # the first leases, while demand grows; then none
 
 
+class GatedStore(CountingStore):
+    """Its bucket takes wait while `gate` is clear; `done` counts those that finished."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate = asyncio.Event()
+        self.gate.set()
+        self.done = 0
+
+    async def take(self, *args: object, **kwargs: object) -> object:  # type: ignore[override]
+        self.takes += 1
+        await self.gate.wait()
+        result = await MemoryStore.take(self, *args, **kwargs)  # type: ignore[arg-type]
+        self.done += 1
+        return result
+
+
+async def test_closing_waits_for_the_lease_being_taken_in_the_background() -> None:
+    store = GatedStore()
+    quota = Quota(store, QuotaSettings())
+    for _ in range(40):  # back to back: a busy process, which leases
+        assert (await quota.acquire("brave")).granted
+    store.gate.clear()
+    for _ in range(40):  # spend the lease until its renewal waits on the store
+        if store.takes > store.done:
+            break
+        assert (await asyncio.wait_for(quota.acquire("brave"), 1)).granted
+    assert store.takes > store.done, "no lease was taken in the background"
+    closing = asyncio.create_task(quota.aclose())
+    await asyncio.sleep(0.01)
+    assert not closing.done()  # the renewal still holds the store
+    store.gate.set()
+    await closing
+    assert store.done == store.takes  # it finished before close returned
+
+
 async def test_an_occasional_call_takes_one_token_at_a_time() -> None:
     vt = VirtualTime()
     store = CountingStore()

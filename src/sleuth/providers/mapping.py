@@ -95,8 +95,12 @@ def _walk(record: Any, steps: Path) -> Any:
 
 def first_present(record: Any, aliases: Sequence[str]) -> Any:
     """The first alias whose value is present and not empty."""
-    for alias in aliases:
-        value = lookup(record, alias)
+    return _first_present(record, tuple(map(parse_path, aliases)))
+
+
+def _first_present(record: Any, aliases: Sequence[Path]) -> Any:
+    for steps in aliases:
+        value = _walk(record, steps)
         if value is not None and value != "" and value != [] and value != {}:
             return value
     return None
@@ -194,11 +198,9 @@ def hit_from(mapping: FieldMapping, record: Any) -> RawHit:
                 break
     extras = {}
     for name, aliases in extra_paths:
-        for steps in aliases:
-            value = _walk(record, steps)
-            if value is not None and value != "" and value != [] and value != {}:
-                extras[name] = value
-                break
+        value = _first_present(record, aliases)
+        if value is not None:
+            extras[name] = value
     return RawHit(
         url=found.get("url"),
         title=found.get("title"),

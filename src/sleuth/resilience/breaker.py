@@ -42,7 +42,7 @@ sleep that times the batches below.
 Two savings on the store's round trips, neither of which delays an opening here:
 
 - Reads: a closed record this process read or wrote less than `read_cache_s` ago
-  lets a call through without reading again; once it is three quarters that old,
+  lets a call through without reading again; once it is half that old (`_RENEW_AT`),
   the call that finds it so renews it in the background (writing the successes
   waiting, else reading), so that a busy provider's calls never wait for the store.
   An open or half-open record, or an older one, is read as before, and this

@@ -389,6 +389,15 @@ class Quota:
         except Exception:  # a call that finds no lease takes its token itself
             log.warning("quota lease of pool %r not renewed", pool, exc_info=True)
 
+    async def aclose(self) -> None:
+        """Let the leases being taken in the background finish (before the store they
+        write to is closed); one that fails is logged, not raised."""
+        loop = asyncio.get_running_loop()
+        under_way = [task for task in self._renewing.values() if task.get_loop() is loop]
+        if under_way:
+            await asyncio.gather(*under_way, return_exceptions=True)
+        self._renewing.clear()
+
     def _leased(self, pool: str, priority: Priority, now: float) -> int:
         """Leased tokens that may still be spent."""
         leases = self._leases.get((pool, priority), ())

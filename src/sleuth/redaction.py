@@ -15,6 +15,7 @@ shown to tell keys apart) are too short to match and stay readable.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Collection, Mapping, MutableMapping, Sequence
@@ -93,6 +94,25 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+def _any_of(patterns: Sequence[re.Pattern[str]]) -> re.Pattern[str]:
+    """One pattern that matches wherever any of `patterns` would (each one's global
+    flags scoped to its own part)."""
+    parts = []
+    for pattern in patterns:
+        text = pattern.pattern
+        parts.append(f"(?i:{text[4:]})" if text.startswith("(?i)") else f"(?:{text})")
+    return re.compile("|".join(parts))
+
+
+#: Most logged strings (ids, times, names) hold nothing to redact: one search tells.
+_ANY_PATTERN = _any_of([pattern for pattern, _ in _PATTERNS])
+
+
+@functools.lru_cache(maxsize=64)
+def _longest_first(secrets: frozenset[str]) -> tuple[str, ...]:
+    return tuple(sorted(secrets, key=len, reverse=True))
+
+
 def secret_values(names: Collection[str] = ()) -> frozenset[str]:
     """The values of the environment variables that hold secrets: those `names`, and
     any whose name looks like one (``*_API_KEY``, ``*_TOKEN``, ...). Follows the
@@ -164,9 +184,16 @@ def sent_secrets(*fields: Mapping[str, Any] | None) -> frozenset[str]:
 
 def redact_text(text: str, secrets: Collection[str]) -> str:
     """`text` with every secret value and key-looking string replaced by ``[REDACTED]``."""
-    for secret in sorted(secrets, key=len, reverse=True):  # a key before its prefix
+    ordered = (
+        _longest_first(secrets)
+        if isinstance(secrets, frozenset)
+        else sorted(secrets, key=len, reverse=True)
+    )
+    for secret in ordered:  # a key before its prefix
         if secret in text:
             text = text.replace(secret, REDACTED)
+    if _ANY_PATTERN.search(text) is None:  # then no substitution below changes it
+        return text
     for pattern, replacement in _PATTERNS:
         text = pattern.sub(replacement, text)
     return text
@@ -198,6 +225,10 @@ def drop_secret_words(words: Sequence[str], source: str, secrets: Collection[str
     return [word for word in words if not any(word.casefold() in part for part in parts)]
 
 
+#: Values with nothing in them to redact (exact types: a subclass may be a str).
+_PLAIN = frozenset({int, float, bool})
+
+
 def redact(value: Any, secrets: Collection[str]) -> Any:
     """Any JSON-like value with its strings redacted and secret-named keys' values hidden.
 
@@ -206,6 +237,8 @@ def redact(value: Any, secrets: Collection[str]) -> Any:
     """
     if isinstance(value, str):
         return redact_text(value, secrets)
+    if value is None or type(value) in _PLAIN:  # the ABC checks below cost more
+        return value
     if isinstance(value, Mapping):
         return {
             key: (

@@ -24,10 +24,16 @@ def fold(text: str) -> str:
     return text.replace("İ", "i").replace("ı", "i").replace("\u0345", " ").casefold()
 
 
+# Either kind of character the view changes: most texts have none, found in one scan.
+_CHANGED_IN_VIEW = re.compile(
+    f"[{tables.FULL_WIDTH.pattern[1:-1]}{tables.INVISIBLE.pattern[1:-1]}]"
+)
+
+
 def matching_view(text: str) -> tuple[str, list[int] | None]:
     """The text the rules read, and where each of its characters sits in `text`
     (None when nothing was removed and offsets are the same)."""
-    if text.isascii():
+    if text.isascii() or not _CHANGED_IN_VIEW.search(text):
         return text, None
     view = text.translate(tables.FOLD) if tables.FULL_WIDTH.search(text) else text
     if not tables.INVISIBLE.search(view):

@@ -131,7 +131,7 @@ class ScoreSettings(BaseModel):
         ),
     )
 
-    _compiled: dict[Feature, re.Pattern[str]] = PrivateAttr()
+    _compiled: dict[Feature, Alternation] = PrivateAttr()
     _any_act: Alternation | None = PrivateAttr()
 
     @field_validator("weights")
@@ -152,10 +152,9 @@ class ScoreSettings(BaseModel):
         for by_feature in self.features.values():
             for feature, entries in by_feature.items():
                 merged.setdefault(feature, []).extend(entry for entry in entries if entry)
+        # Each a long alternation searched clause by clause: tried only where one can start.
         self._compiled = {
-            feature: re.compile("|".join(f"(?:{entry})" for entry in entries), re.I)
-            for feature, entries in merged.items()
-            if entries
+            feature: Alternation(entries, re.I) for feature, entries in merged.items() if entries
         }
         acts = [entry for feature in _ACTS for entry in merged.get(feature, [])]
         # Hundreds of acts, searched in every query: tried only where one can start.
@@ -264,7 +263,7 @@ def _clause_score(text: str, start: int, end: int, settings: ScoreSettings) -> C
     links: list[tuple[int, int]] | None = None
     first: dict[Feature, int] = {}
 
-    def find(feature: Feature, regex: re.Pattern[str]) -> None:
+    def find(feature: Feature, regex: Alternation) -> None:
         nonlocal links
         match = regex.search(text, start, end)
         if match is not None and weights.get(feature, 0.0) < 0:

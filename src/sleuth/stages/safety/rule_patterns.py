@@ -2,9 +2,10 @@
 
 `RulePattern` (an expression and the keywords that let it run), `rule_patterns` (a
 table's entries with the `injection_patterns.FRAGMENTS` placeholders filled in),
-`check_expressions` (a settings validator naming the first bad expression), `copied`
-and `alternation`. The result screen (`injection`) and the query screen
-(`query_injection`) each build their own settings from these. No I/O.
+`check_expressions` (a settings validator naming the first bad expression), `copied`,
+`alternation` and `KeywordFinder` (every keyword in a text in one pass). The result
+screen (`injection`) and the query screen (`query_injection`) each build their own
+settings from these. No I/O.
 """
 
 from __future__ import annotations
@@ -13,11 +14,21 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import ahocorasick_rs
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
 from sleuth.stages.safety import injection_patterns as tables
 
-__all__ = ["RulePattern", "alternation", "check_expressions", "copied", "rule_patterns"]
+__all__ = [
+    "KeywordFinder",
+    "RulePattern",
+    "alternation",
+    "check_expressions",
+    "copied",
+    "rule_patterns",
+]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class RulePattern(BaseModel):
@@ -96,3 +107,31 @@ def check_expressions(field_name: str, value: Mapping[str, Any]) -> None:
 
 def alternation(expressions: Iterable[str]) -> str:
     return "|".join(f"(?:{expression})" for expression in expressions if expression)
+
+
+class KeywordFinder:
+    """Where any of many keywords occur in a text, found in one pass (an Aho-Corasick
+    automaton), overlapping ones too: "ignore" inside "ignored" as well as "ignored".
+
+    >>> finder = KeywordFinder(["ignore", "ignored", "忽略"])
+    >>> sorted(finder.find("Ignored? 忽略".casefold()))
+    [(0, 0, 6), (1, 0, 7), (2, 9, 11)]
+    """
+
+    __slots__ = ("_automaton", "keywords")
+
+    def __init__(self, keywords: Sequence[str]) -> None:
+        self.keywords = tuple(keywords)
+        self._automaton = ahocorasick_rs.AhoCorasick(self.keywords)
+
+    def find(self, text: str) -> set[tuple[int, int, int]]:
+        """(keyword's index, start, end) of each occurrence, case as given."""
+        try:
+            return set(self._automaton.find_matches_as_indexes(text, overlapping=True))
+        except UnicodeEncodeError:  # a lone surrogate, in no keyword: one character all the same
+            text = _SURROGATE.sub("\ufffd", text)
+            return set(self._automaton.find_matches_as_indexes(text, overlapping=True))
+
+    def __reduce__(self) -> tuple[type[KeywordFinder], tuple[tuple[str, ...]]]:
+        # the automaton itself cannot be pickled or deep-copied: settings holding one can
+        return KeywordFinder, (self.keywords,)

@@ -44,6 +44,7 @@ from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
+from itertools import repeat
 
 from sleuth.text import CJK, language_of
 
@@ -65,6 +66,11 @@ _TOKEN = re.compile(_TOKEN_BODY, re.UNICODE)
 # start no token (not a word character, or "_"; an unassigned code point among the
 # Chinese ones does start one), so the gap ends where the token begins.
 _GAP_AND_TOKEN = re.compile(rf"((?:[^\w{CJK}]|_)*)({_TOKEN_BODY})", re.UNICODE)
+# The same two in ASCII text, where NFKC changes nothing and [^\W_] is [A-Za-z0-9]:
+# about twice as fast, and most results are ASCII.
+_ASCII_WORD_PATTERN = r"[A-Za-z0-9]+(?:[.,':/-][A-Za-z0-9]+)*"
+_ASCII_TOKEN = re.compile(_ASCII_WORD_PATTERN)
+_ASCII_GAP_AND_TOKEN = re.compile(rf"([^A-Za-z0-9]*)({_ASCII_WORD_PATTERN})")
 # After one of these a token opens a sentence.
 _SENTENCE_OPENS = frozenset(".!?。！？…—:")
 # The last separator of a title and what follows it: a site name when short.
@@ -234,8 +240,11 @@ def text_numbers(text: str) -> frozenset[str]:
     >>> sorted(text_numbers("Leaves at 21:40, reaches Vienna at 07:05; from 59 euros."))
     ['07:05', '21:40', '59']
     """
-    normal = unicodedata.normalize("NFKC", text)
-    return frozenset(token for token in _TOKEN.findall(normal) if any(ch.isdigit() for ch in token))
+    if text.isascii():
+        found = _ASCII_TOKEN.findall(text)
+    else:
+        found = _TOKEN.findall(unicodedata.normalize("NFKC", text))
+    return frozenset(token for token in found if any(ch.isdigit() for ch in token))
 
 
 def disagree(a: str, b: str, *, ends_may_differ: bool = True) -> bool:
@@ -293,6 +302,8 @@ def _chinese(text: str) -> bool:
 def _plain_tokens(text: str) -> tuple[str, ...]:
     """The text's tokens as written, NFKC: full-width digits and letters (５９９９,
     ｉＰｈｏｎｅ) are the same detail."""
+    if text.isascii():
+        return tuple(_ASCII_TOKEN.findall(text))
     return tuple(_TOKEN.findall(unicodedata.normalize("NFKC", text)))
 
 
@@ -303,7 +314,10 @@ def _tokens(text: str) -> tuple[str, ...]:
     # What precedes each token back to the one before cannot start a token: its last
     # character other than a space tells whether a sentence opens (none: the text
     # starts, or a space follows a token, which ends in a letter, a digit or Chinese).
-    pairs = _GAP_AND_TOKEN.findall(unicodedata.normalize("NFKC", text))
+    if text.isascii():
+        pairs = _ASCII_GAP_AND_TOKEN.findall(text)
+    else:
+        pairs = _GAP_AND_TOKEN.findall(unicodedata.normalize("NFKC", text))
     out: list[str] = []
     for gap, token in pairs:
         left = gap.rstrip()
@@ -314,18 +328,22 @@ def _tokens(text: str) -> tuple[str, ...]:
 
 def _shared_at_most(a: str, b: str) -> tuple[int, int]:
     """Tokens of `a` and `b` in common as multisets, and the shorter one's length."""
-    first, second = _bag(a), _bag(b)
+    (first, first_total), (second, second_total) = _bag(a), _bag(b)
     if len(first) > len(second):
         first, second = second, first
-    shared = sum(min(count, second.get(token, 0)) for token, count in first.items())
-    return shared, min(first.total(), second.total())
+    # min(count here, count there) for each token, summed in C.
+    shared = sum(map(min, first.values(), map(second.get, first, repeat(0))))
+    return shared, min(first_total, second_total)
 
 
 @lru_cache(maxsize=4096)
-def _bag(text: str) -> Counter[str]:
-    """How often each folded token of `text` occurs (not to be changed: cached, each
-    text meets many)."""
-    return Counter(map(str.casefold, _plain_tokens(text)))
+def _bag(text: str) -> tuple[Counter[str], int]:
+    """How often each folded token of `text` occurs, and how many tokens it has (not
+    to be changed: cached, each text meets many)."""
+    # In ASCII, casefold is lower and keeps every token's bounds: one call for the text.
+    words = _ASCII_TOKEN.findall(text.lower()) if text.isascii() else _plain_tokens(text)
+    bag = Counter(words if text.isascii() else map(str.casefold, words))
+    return bag, bag.total()
 
 
 @lru_cache(maxsize=4096)

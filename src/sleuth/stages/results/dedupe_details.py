@@ -77,7 +77,6 @@ _SENTENCE_OPENS = frozenset(".!?。！？…—:")
 # Chinese sites often glue it with a bare hyphen: "北京15天天气查询-天气网".
 _SITE_SUFFIX = re.compile(rf"(?:\s[-–—|·]\s|[_｜|]|\s-\s?|(?<=[{CJK}])-)\s*([^-–—|·_｜]{{1,30}})$")
 _SITE_SEPARATORS = "-–—|·_｜"
-_ELLIPSIS = re.compile(r"(?:\.\.\.|…)\s*$")
 _CJK_CHAR = re.compile(f"[{CJK}]")
 # Capitalised at the start of a sentence, not a name.
 _FUNCTION_WORDS = frozenset(
@@ -157,7 +156,7 @@ def compare(a: str, b: str, *, ends_may_differ: bool = True) -> Comparison:
         return Comparison(False, 0, shorter, shorter)
     # Where every difference counts, a number one has and the other lacks is a detail:
     # told apart without aligning them (edits and shared tokens are then not counted).
-    cut_short = bool(_ELLIPSIS.search(a) or _ELLIPSIS.search(b))
+    cut_short = _ends_cut(a) or _ends_cut(b)
     if not ends_may_differ and not cut_short and _numbers(first) != _numbers(second):
         return Comparison(True, 0, 0, shorter)
     chinese = _chinese(a) or _chinese(b)
@@ -190,7 +189,7 @@ def _aligned(a: str, b: str, *, ends_may_differ: bool) -> Comparison:
             continue
         at_start = i1 == 0 and j1 == 0 and ends_may_differ
         at_end = i2 == len(first) and j2 == len(second)
-        cut = at_end and (ends_may_differ or _ELLIPSIS.search(a if i1 == i2 else b))
+        cut = at_end and (ends_may_differ or _ends_cut(a if i1 == i2 else b))
         if (at_start or cut) and (i1 == i2 or j1 == j2):
             continue  # one side only runs longer: a window or a cut
         if cut and _cut_mid_word(folded_a[i1:i2], folded_b[j1:j2]):
@@ -228,7 +227,7 @@ def title_numbers(title: str) -> tuple[str, ...] | None:
     ellipsis). Two uncut titles with different numbers are two pages by `compare_items`
     whatever their snippets: a check that costs nothing per pair."""
     core = _without_site(title)
-    return None if _ELLIPSIS.search(core) else _numbers(_plain_tokens(core))
+    return None if _ends_cut(core) else _numbers(_plain_tokens(core))
 
 
 def text_numbers(text: str) -> frozenset[str]:
@@ -353,6 +352,12 @@ def _case_free_details(folded: tuple[str, ...], chinese: bool) -> tuple[str, ...
     if chinese:
         return tuple(sorted(folded))
     return tuple(sorted(t for t in folded if _CJK_CHAR.match(t) or any(ch.isdigit() for ch in t)))
+
+
+def _ends_cut(text: str) -> bool:
+    """Whether `text` ends with an ellipsis ("..." or "…"), white space after it aside:
+    what a regex ending in \\s*$ finds, without trying it at every character."""
+    return text.rstrip().endswith(("...", "…"))
 
 
 def _cut_mid_word(a: tuple[str, ...], b: tuple[str, ...]) -> bool:

@@ -45,10 +45,12 @@ def is_cjk(char: str) -> bool:
 def language_of(text: str) -> str:
     """'zh' when Chinese makes up a fair share of the letters (product names are often
     Latin: "iPhone 16 价格" is a Chinese query), else 'en'."""
-    cjk = sum(len(run) for run in CJK_RUN.findall(text))
-    letters = sum(1 for ch in text if ch.isalpha())
+    cjk = sum(map(len, CJK_RUN.findall(text)))
+    if cjk < 2:
+        return "en"  # no need to count the letters
+    letters = sum(map(str.isalpha, text))
     # Unassigned code points among the Chinese ones are no letters: none may be left.
-    return "zh" if cjk >= 2 and letters and cjk / letters >= 0.2 else "en"
+    return "zh" if letters and cjk / letters >= 0.2 else "en"
 
 
 @lru_cache(maxsize=8192)

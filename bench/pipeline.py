@@ -153,15 +153,18 @@ async def run(runs: int, cold: bool) -> None:
     for _ in range(30):  # warm-up: jieba's dictionary, regex caches
         response = await sleuth.search(request)
     totals: list[float] = []
+    cpu: list[float] = []
     stages: dict[str, list[float]] = {}
     emptied = text_caches() if cold else [tokens, scheme_and_domain, split_link]
     for _ in range(runs):
         # A new search brings new snippets and URLs: no help from the last one.
         for cache in emptied:
             cache.cache_clear()
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         response = await sleuth.search(request)
         totals.append((time.perf_counter() - started) * 1000)
+        # CPU time is what the pipeline costs whatever else the machine runs.
+        cpu.append((time.process_time() - cpu_started) * 1000)
         for name, ms in response.timings.items():
             stages.setdefault(name, []).append(ms)
     merged = sum(r.results for r in response.providers.values())
@@ -173,6 +176,9 @@ async def run(runs: int, cold: bool) -> None:
     print(
         f"  median {statistics.median(totals):.3f} ms   p99 {percentile(totals, 0.99):.3f} ms   "
         f"mean {statistics.fmean(totals):.3f} ms   (target: median <= 2 ms, p99 <= 5 ms)"
+    )
+    print(
+        f"  CPU time: median {statistics.median(cpu):.3f} ms   p99 {percentile(cpu, 0.99):.3f} ms"
     )
     print(
         "  per stage, median ms: "

@@ -68,6 +68,11 @@ _HIGH_BIT_TO_DIGIT = bytes.maketrans(bytes(range(256)), b"0" * 128 + b"1" * 128)
 _SPREAD_BYTE = tuple(
     sum(1 << (bit * _LANE) for bit in range(8) if byte >> bit & 1) for byte in range(256)
 )
+# ... and for the byte at each position of an 8-byte digest, shifted to its lanes.
+_SPREAD_BYTE_AT = tuple(
+    tuple(spread << (position * 8 * _LANE) for spread in _SPREAD_BYTE) for position in range(8)
+)
+_bit_count = int.bit_count
 
 
 class DedupeSettings(BaseModel):
@@ -313,9 +318,11 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
         numbers: list[object] = [_UNREAD] * len(indexes)
         details = settings.keep_apart_on_details
         for position, index in enumerate(indexes):
-            fingerprint = fingerprints[position]
-            for place in range(position):
-                distance = (fingerprint ^ fingerprints[place]).bit_count()
+            # Every earlier item's distance in one pass in C; few come within reach.
+            distances = list(
+                map(_bit_count, map(fingerprints[position].__xor__, fingerprints[:position]))
+            )
+            for place, distance in enumerate(distances):
                 if distance >= reach:
                     continue
                 other = indexes[place]
@@ -498,7 +505,7 @@ def _simhash_of(words: Sequence[str]) -> int:
 def _spread_hash(token: str) -> int:
     """The token's 64-bit blake2b hash, one bit per _LANE-bit lane (see _SPREAD_BYTE)."""
     digest = blake2b(token.encode(), digest_size=8).digest()
-    return sum(_SPREAD_BYTE[byte] << (position * 8 * _LANE) for position, byte in enumerate(digest))
+    return sum(map(tuple.__getitem__, _SPREAD_BYTE_AT, digest))
 
 
 @lru_cache(maxsize=16)

@@ -44,6 +44,7 @@ from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
+from itertools import repeat
 
 from sleuth.text import CJK, language_of
 
@@ -65,13 +66,17 @@ _TOKEN = re.compile(_TOKEN_BODY, re.UNICODE)
 # start no token (not a word character, or "_"; an unassigned code point among the
 # Chinese ones does start one), so the gap ends where the token begins.
 _GAP_AND_TOKEN = re.compile(rf"((?:[^\w{CJK}]|_)*)({_TOKEN_BODY})", re.UNICODE)
+# The same two in ASCII text, where NFKC changes nothing and [^\W_] is [A-Za-z0-9]:
+# about twice as fast, and most results are ASCII.
+_ASCII_WORD_PATTERN = r"[A-Za-z0-9]+(?:[.,':/-][A-Za-z0-9]+)*"
+_ASCII_TOKEN = re.compile(_ASCII_WORD_PATTERN)
+_ASCII_GAP_AND_TOKEN = re.compile(rf"([^A-Za-z0-9]*)({_ASCII_WORD_PATTERN})")
 # After one of these a token opens a sentence.
 _SENTENCE_OPENS = frozenset(".!?。！？…—:")
 # The last separator of a title and what follows it: a site name when short.
 # Chinese sites often glue it with a bare hyphen: "北京15天天气查询-天气网".
 _SITE_SUFFIX = re.compile(rf"(?:\s[-–—|·]\s|[_｜|]|\s-\s?|(?<=[{CJK}])-)\s*([^-–—|·_｜]{{1,30}})$")
 _SITE_SEPARATORS = "-–—|·_｜"
-_ELLIPSIS = re.compile(r"(?:\.\.\.|…)\s*$")
 _CJK_CHAR = re.compile(f"[{CJK}]")
 # Capitalised at the start of a sentence, not a name.
 _FUNCTION_WORDS = frozenset(
@@ -151,7 +156,7 @@ def compare(a: str, b: str, *, ends_may_differ: bool = True) -> Comparison:
         return Comparison(False, 0, shorter, shorter)
     # Where every difference counts, a number one has and the other lacks is a detail:
     # told apart without aligning them (edits and shared tokens are then not counted).
-    cut_short = bool(_ELLIPSIS.search(a) or _ELLIPSIS.search(b))
+    cut_short = _ends_cut(a) or _ends_cut(b)
     if not ends_may_differ and not cut_short and _numbers(first) != _numbers(second):
         return Comparison(True, 0, 0, shorter)
     chinese = _chinese(a) or _chinese(b)
@@ -184,7 +189,7 @@ def _aligned(a: str, b: str, *, ends_may_differ: bool) -> Comparison:
             continue
         at_start = i1 == 0 and j1 == 0 and ends_may_differ
         at_end = i2 == len(first) and j2 == len(second)
-        cut = at_end and (ends_may_differ or _ELLIPSIS.search(a if i1 == i2 else b))
+        cut = at_end and (ends_may_differ or _ends_cut(a if i1 == i2 else b))
         if (at_start or cut) and (i1 == i2 or j1 == j2):
             continue  # one side only runs longer: a window or a cut
         if cut and _cut_mid_word(folded_a[i1:i2], folded_b[j1:j2]):
@@ -222,7 +227,7 @@ def title_numbers(title: str) -> tuple[str, ...] | None:
     ellipsis). Two uncut titles with different numbers are two pages by `compare_items`
     whatever their snippets: a check that costs nothing per pair."""
     core = _without_site(title)
-    return None if _ELLIPSIS.search(core) else _numbers(_plain_tokens(core))
+    return None if _ends_cut(core) else _numbers(_plain_tokens(core))
 
 
 def text_numbers(text: str) -> frozenset[str]:
@@ -234,8 +239,11 @@ def text_numbers(text: str) -> frozenset[str]:
     >>> sorted(text_numbers("Leaves at 21:40, reaches Vienna at 07:05; from 59 euros."))
     ['07:05', '21:40', '59']
     """
-    normal = unicodedata.normalize("NFKC", text)
-    return frozenset(token for token in _TOKEN.findall(normal) if any(ch.isdigit() for ch in token))
+    if text.isascii():
+        found = _ASCII_TOKEN.findall(text)
+    else:
+        found = _TOKEN.findall(unicodedata.normalize("NFKC", text))
+    return frozenset(token for token in found if any(ch.isdigit() for ch in token))
 
 
 def disagree(a: str, b: str, *, ends_may_differ: bool = True) -> bool:
@@ -293,6 +301,8 @@ def _chinese(text: str) -> bool:
 def _plain_tokens(text: str) -> tuple[str, ...]:
     """The text's tokens as written, NFKC: full-width digits and letters (５９９９,
     ｉＰｈｏｎｅ) are the same detail."""
+    if text.isascii():
+        return tuple(_ASCII_TOKEN.findall(text))
     return tuple(_TOKEN.findall(unicodedata.normalize("NFKC", text)))
 
 
@@ -303,7 +313,10 @@ def _tokens(text: str) -> tuple[str, ...]:
     # What precedes each token back to the one before cannot start a token: its last
     # character other than a space tells whether a sentence opens (none: the text
     # starts, or a space follows a token, which ends in a letter, a digit or Chinese).
-    pairs = _GAP_AND_TOKEN.findall(unicodedata.normalize("NFKC", text))
+    if text.isascii():
+        pairs = _ASCII_GAP_AND_TOKEN.findall(text)
+    else:
+        pairs = _GAP_AND_TOKEN.findall(unicodedata.normalize("NFKC", text))
     out: list[str] = []
     for gap, token in pairs:
         left = gap.rstrip()
@@ -314,18 +327,22 @@ def _tokens(text: str) -> tuple[str, ...]:
 
 def _shared_at_most(a: str, b: str) -> tuple[int, int]:
     """Tokens of `a` and `b` in common as multisets, and the shorter one's length."""
-    first, second = _bag(a), _bag(b)
+    (first, first_total), (second, second_total) = _bag(a), _bag(b)
     if len(first) > len(second):
         first, second = second, first
-    shared = sum(min(count, second.get(token, 0)) for token, count in first.items())
-    return shared, min(first.total(), second.total())
+    # min(count here, count there) for each token, summed in C.
+    shared = sum(map(min, first.values(), map(second.get, first, repeat(0))))
+    return shared, min(first_total, second_total)
 
 
 @lru_cache(maxsize=4096)
-def _bag(text: str) -> Counter[str]:
-    """How often each folded token of `text` occurs (not to be changed: cached, each
-    text meets many)."""
-    return Counter(map(str.casefold, _plain_tokens(text)))
+def _bag(text: str) -> tuple[Counter[str], int]:
+    """How often each folded token of `text` occurs, and how many tokens it has (not
+    to be changed: cached, each text meets many)."""
+    # In ASCII, casefold is lower and keeps every token's bounds: one call for the text.
+    words = _ASCII_TOKEN.findall(text.lower()) if text.isascii() else _plain_tokens(text)
+    bag = Counter(words if text.isascii() else map(str.casefold, words))
+    return bag, bag.total()
 
 
 @lru_cache(maxsize=4096)
@@ -335,6 +352,12 @@ def _case_free_details(folded: tuple[str, ...], chinese: bool) -> tuple[str, ...
     if chinese:
         return tuple(sorted(folded))
     return tuple(sorted(t for t in folded if _CJK_CHAR.match(t) or any(ch.isdigit() for ch in t)))
+
+
+def _ends_cut(text: str) -> bool:
+    """Whether `text` ends with an ellipsis ("..." or "…"), white space after it aside:
+    what a regex ending in \\s*$ finds, without trying it at every character."""
+    return text.rstrip().endswith(("...", "…"))
 
 
 def _cut_mid_word(a: tuple[str, ...], b: tuple[str, ...]) -> bool:

@@ -68,3 +68,12 @@ def test_web_answers_ignore_their_back_ends_scores() -> None:
     for scores in ((9.0, 3.0), (9.0, 8.8)):
         web = [scored(*first, scores[0], "tavily"), scored(*second, scores[1], "tavily")]
         assert confidence(web, [], [], QUERY, settings) == plain
+
+
+def test_one_knowledge_base_result_is_as_confident_as_the_same_answer_with_more() -> None:
+    first = ("Recovering Disk Space", "VACUUM FULL returns disk space to the system.")
+    second = ("Routine Vacuuming", "Plain vacuum marks space reusable.")
+    settings = ConfidenceSettings()
+    alone = scored(*first, 9.0).model_copy(update={"fields": {"score": 9.0, "next_score": 8.8}})
+    both = confidence([alone, scored(*second, 8.8)], [], [], QUERY, settings)
+    assert confidence([alone], [], [], QUERY, settings) == both

@@ -24,8 +24,9 @@ from a wrong one worse than chance on PostgreSQL's book-index terms. Instead:
 
     L  the first result's lead over the knowledge base's next best, by the engine's
        own scores: 1 − second / first, 0 when the pipeline put a result the engine
-       scored higher below it (the two rankings disagree), `LEAD_ALONE` when it is
-       the only one;
+       scored higher below it (the two rankings disagree), `LEAD_ALONE` when the
+       engine handed back no other document (the knowledge base sends the next
+       document's score, `next_score`, so one result asked for still has a lead);
     C  as above.
 
 The weights are a logistic fit of "the first result is a right page" on the 400
@@ -53,8 +54,9 @@ _AGREEMENT = {"agreed": 1.0, "single_source": 0.5, "disputed": 0.0}
 KB_BIAS = -5.73
 KB_LEAD = 10.0
 KB_COVERAGE = 5.28
-# No second result to lead: neither a clear lead nor none (not seen in the sets).
-LEAD_ALONE = 0.5
+# No other document to lead (nothing else matched, or not among the sections the
+# engine handed back): counted as the fit set's median lead, neither clear nor none.
+LEAD_ALONE = 0.3
 
 
 class ConfidenceSettings(BaseModel):
@@ -96,9 +98,10 @@ def coverage(results: Sequence[ResultItem], query_terms: Sequence[str]) -> float
     return len(wanted & seen) / len(wanted)
 
 
-def _engine_score(item: ResultItem) -> float | None:
-    """The knowledge base's own score of `item`, when it came from there."""
-    score = item.fields.get("score")
+def _engine_score(item: ResultItem, field: str = "score") -> float | None:
+    """The knowledge base's own score of `item` (`next_score`: of the document it
+    ranked next), when it came from there."""
+    score = item.fields.get(field)
     if KNOWLEDGE_BASE.name not in item.providers or not isinstance(score, int | float):
         return None
     return float(score)
@@ -110,7 +113,10 @@ def knowledge_base_lead(results: Sequence[ResultItem]) -> float | None:
     first = _engine_score(results[0])
     if first is None or first <= 0:
         return None
+    # The engine's next document counts even when the answer holds one result only.
     others = [score for item in results[1:] if (score := _engine_score(item)) is not None]
+    if (following := _engine_score(results[0], "next_score")) is not None:
+        others.append(following)
     if not others:
         return LEAD_ALONE
     return max(0.0, 1 - max(others) / first)

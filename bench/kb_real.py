@@ -109,16 +109,28 @@ def main() -> None:
         for name, ranker in rankers.items():
             for lang in ("en", "zh"):
                 print_quality(name, lang, questions[lang], ranker)
+        state = Path(tmp) / "state.sqlite"
+        confidences = {
+            lang: confidence_outcomes(
+                db, state, [(q["question"], q["expected"]) for q in questions[lang]]
+            )
+            for lang in ("en", "zh")
+        }
         book_index = args.corpus / "en" / "bookindex.html"
         if book_index.is_file():
             terms = book_index_terms(book_index)
             for name, ranker in rankers.items():
                 print_lookup(f"index terms, {name}", terms, ranker, "en/")
-        print_confidence(db, questions, Path(tmp) / "state.sqlite")
+            lookups = [(term, [page]) for term, page in terms]
+            confidences["book index"] = confidence_outcomes(db, state, lookups)
         print_latency(db, asked, args.repeat, "sleuth")
         print_incremental(args.corpus / "en", Path(tmp) / "incremental")
         if (args.api_docs / "library").is_dir():
-            print_api_lookup(args.api_docs, Path(tmp) / "api.sqlite", not args.no_bm25s)
+            api = Path(tmp) / "api.sqlite"
+            drawn = print_api_lookup(args.api_docs, api, not args.no_bm25s)
+            lookups = [(entry, [page]) for entry, page in drawn]
+            confidences["API"] = confidence_outcomes(api, Path(tmp) / "api-state.sqlite", lookups)
+        print_confidence(confidences)
         extra = list(args.scale)
         for copy in range(args.copies):
             for lang in ("en", "zh"):
@@ -337,12 +349,15 @@ def print_lookup(name: str, lookups: list[tuple[str, str]], rank: Ranker, prefix
     print(f"{name:32}: {len(places)} lookups, hit@1 / hit@5 / MRR@10 {figures}")
 
 
-def print_api_lookup(docs: Path, db: Path, baselines: bool, sample: int = 300) -> None:
+def print_api_lookup(
+    docs: Path, db: Path, baselines: bool, sample: int = 300
+) -> list[tuple[str, str]]:
     """Known-item lookup on other documentation than the questions': the Python
     library reference's API entries (`<dt id="functools.lru_cache">`), a fixed random
     sample asked by their ids, then those whose last part has an underscore by that
     part alone (`lru_cache`). A hit is the entry's page (hit@1, hit@5) and, for sleuth,
-    which links to sections, the entry itself as the first result."""
+    which links to sections, the entry itself as the first result. Returns the
+    drawn entries, (id, page)."""
     index_timed(db, docs, docs.name)
     entries = [
         (found.group(1), f"library/{page.name}")
@@ -380,33 +395,54 @@ def print_api_lookup(docs: Path, db: Path, baselines: bool, sample: int = 300) -
                 )
                 line += f", the entry itself first {first / len(queries):.2f}"
             print(line)
+    return drawn
 
 
-def print_confidence(db: Path, questions: dict[str, list[dict[str, Any]]], state: Path) -> None:
-    """How well the answer's `confidence` tells a right first result from a wrong one:
-    the whole pipeline over the local back end alone, AUROC per language (the chance
-    that a right answer is more confident than a wrong one; ties count half)."""
+Outcome = tuple[float, bool]  # an answer's confidence, and whether its first page is right
+
+
+def confidence_outcomes(
+    db: Path, state: Path, lookups: list[tuple[str, list[str]]]
+) -> list[Outcome]:
+    """Each lookup (query, its right pages) asked of the whole pipeline over the local
+    back end alone: the answer's `confidence`, and whether its first result is a
+    right page."""
     os.environ["SLEUTH_KB__PATH"], os.environ["SLEUTH_STORE__PATH"] = str(db), str(state)
     sleuth = Sleuth.from_config()
-    for lang in ("en", "zh"):
-        right: list[float] = []
-        wrong: list[float] = []
-        for question in questions[lang]:
-            response = sleuth.search_sync(
-                SearchRequest(
-                    query=question["question"], providers=["local"], include=["url"], no_cache=True
-                )
-            )
-            first = (response.results[0].url or "") if response.results else ""
-            page = first.split("#")[0]
-            hit = any(page.endswith("/" + expected) for expected in question["expected"])
-            (right if hit else wrong).append(response.confidence or 0.0)
+    outcomes = []
+    for query, pages in lookups:
+        response = sleuth.search_sync(
+            SearchRequest(query=query, providers=["local"], include=["url"], no_cache=True)
+        )
+        first = (response.results[0].url or "") if response.results else ""
+        page = first.split("#")[0]
+        hit = any(page.endswith("/" + expected) for expected in pages)
+        outcomes.append((response.confidence or 0.0, hit))
+    return outcomes
+
+
+def print_confidence(outcomes: dict[str, list[Outcome]]) -> None:
+    """How well `confidence` tells a right first result from a wrong one, per set and
+    over all of them: AUROC (the chance that a right answer is more confident than a
+    wrong one; ties count half), and how often the first result is right among the
+    answers of confidence 0.7 or more, and of less than 0.4. The knowledge base's
+    confidence was fitted on the book-index terms: the other sets are held out."""
+    pooled = [outcome for group in outcomes.values() for outcome in group]
+    for name, group in [*outcomes.items(), ("all", pooled)]:
+        right = [value for value, hit in group if hit]
+        wrong = [value for value, hit in group if not hit]
         pairs = [(r > w) + 0.5 * (r == w) for r in right for w in wrong]
         auroc = sum(pairs) / len(pairs) if pairs else float("nan")
         print(
-            f"confidence {lang}: AUROC {auroc:.3f} ({len(right)} right first results,"
-            f" {len(wrong)} wrong; pipeline, local only)"
+            f"confidence {name:12}: AUROC {auroc:.3f} ({len(right)} right first results,"
+            f" {len(wrong)} wrong); right when >= 0.7 {_share_right(group, 0.7, 1.01)},"
+            f" when < 0.4 {_share_right(group, 0.0, 0.4)} (pipeline, local only)"
         )
+
+
+def _share_right(group: list[Outcome], low: float, high: float) -> str:
+    hits = [hit for value, hit in group if low <= value < high]
+    return f"{sum(hits)} of {len(hits)}" + (f" ({sum(hits) / len(hits):.2f})" if hits else "")
 
 
 def print_latency(db: Path, asked: list[str], repeat: int, name: str) -> None:

@@ -99,6 +99,7 @@ def test_result_is_json_ready_in_the_local_provider_shape(db: Path) -> None:
         "source",
         "tags",
         "modified_at",
+        "next_score",
     }
     assert (hit["source"], hit["tags"]) == ("", [])  # indexed as a folder, not a source
     # The section's anchor: the heading is the document title, so the title is plain.
@@ -109,6 +110,15 @@ def test_result_is_json_ready_in_the_local_provider_shape(db: Path) -> None:
     assert isinstance(hit["score"], float)
     assert hit["score"] > 0
     assert json.loads(json.dumps(hit)) == hit
+
+
+def test_each_result_tells_the_next_best_documents_score(db: Path) -> None:
+    hits = search(db, "cache 缓存 retrieval 检索", 10)
+    assert [hit["next_score"] for hit in hits[:-1]] == [hit["score"] for hit in hits[1:]]
+    assert hits[-1]["next_score"] is None  # every matching document is among them
+    # Asked for one, the first still tells the second's score.
+    (first,) = search(db, "cache 缓存 retrieval 检索", 1)
+    assert first["next_score"] == hits[0]["next_score"]
 
 
 def test_mtime_date_is_iso_8601_with_utc(db: Path) -> None:

@@ -13,14 +13,18 @@ Each result is JSON-ready, as `sleuth.providers.local` documents:
 
     {"url": "file:///…/guide.md#install", "title": "Guide — Install", "snippet": "…",
      "published_at": "2026-11-02T10:00:00+00:00", "path": "guide.md", "score": 4.21,
-     "source": "handbook", "tags": ["howto"], "modified_at": "2026-11-20T08:00:00+00:00"}
+     "source": "handbook", "tags": ["howto"], "modified_at": "2026-11-20T08:00:00+00:00",
+     "next_score": 3.87}
 
 `url` points at the section (no fragment for text before the first heading);
 `title` is the document title, followed by the section heading when they differ;
 `snippet` comes from the section's text. `score` is positive, higher is better,
 and comparable only within one answer. `source` is the name of the source the file
 was indexed through ('' for none), `tags` its tags, `modified_at` the date of its last
-change. A search may be scoped to sources, tags and a date (`sources`, `tags`,
+change. `next_score` is the score of the next best document, the next result's or,
+for the last, that of the first left out (null when the sections the engine handed
+back held no other): how far a result leads the rest, whatever `limit` was asked.
+A search may be scoped to sources, tags and a date (`sources`, `tags`,
 `since`): the engine returns only sections that match them.
 """
 
@@ -103,8 +107,10 @@ def search(
             None if since is None else int(since.timestamp()),
         )
         stored = _Stored(conn)
-        top = _best_per_document(index, stored, tokenizer, prepared, limit, scope)
+        ranked = _best_per_document(index, stored, tokenizer, prepared, limit, scope)
+        top = ranked[:limit]
         rows = stored.read([match.section_id for match in top])
+    after = [match.score for match in ranked[1:]] + [None]
     return [
         {
             "url": f"{row.url}#{row.anchor}" if row.anchor else row.url,
@@ -120,8 +126,9 @@ def search(
             "source": row.source,
             "tags": row.tags.split(),
             "modified_at": row.modified_at,
+            "next_score": None if next_score is None else float(f"{next_score:.4g}"),
         }
-        for match in top
+        for match, next_score in zip(top, after, strict=False)
         if (row := rows.get(match.section_id)) is not None  # removed by a concurrent indexer
     ]
 
@@ -134,7 +141,9 @@ def _best_per_document(
     limit: int,
     scope: engine.Scope,
 ) -> list[engine.Match]:
-    """The `limit` best documents, each as its best section, best first."""
+    """The `limit` best documents, each as its best section, best first, and the
+    next best document when the sections fetched hold one (the answer's confidence
+    reads how far the first leads it; nothing more is fetched for it)."""
     wanted = limit * SECTIONS_PER_RESULT
     while True:
         in_engine = query.pairs if len(query.pairs) <= PAIRS_IN_ENGINE else ()
@@ -145,7 +154,7 @@ def _best_per_document(
         for match in matches:
             best.setdefault(match.doc_id, match)  # best first: the first is the best
         if len(best) >= limit or len(matches) < wanted or wanted >= MAX_SECTIONS:
-            return list(best.values())[:limit]
+            return list(best.values())[: limit + 1]
         wanted *= 4
 
 

@@ -7,12 +7,13 @@ cassette records:
     {"results": [{"url": "file:///…/guide.md", "title": "…", "snippet": "…",
                   "published_at": "2026-11-02T10:00:00+00:00", "path": "guide.md",
                   "score": 4.21, "source": "handbook", "tags": ["howto"],
-                  "modified_at": "2026-11-20T08:00:00+00:00"}]}
+                  "modified_at": "2026-11-20T08:00:00+00:00", "next_score": 3.87}]}
 
 It filters natively: by the source names of `domain_filter` (`sources`), by `tags`,
 and by `time_range` on each document's `modified_at` (its front matter's, else the
 file's mtime), counted back from the gateway's clock. `source`, `tags` and
-`modified_at` reach the result's `fields`.
+`modified_at` reach the result's `fields`, and `next_score` (the next best
+document's score, for the answer's confidence).
 """
 
 from __future__ import annotations

@@ -102,6 +102,8 @@ def test_two_processes_share_the_port_and_the_tasks(tmp_path: Path) -> None:
             assert not pending, f"{len(pending)} tasks did not finish"
             banner = (tmp_path / "serve.log").read_text("utf-8")
             assert "processes 2, sharing the sqlite store" in banner
+            # the workers' own hand-over variable is no setting to warn about
+            assert "is not a sleuth setting" not in banner, banner
 
 
 def accepted_by(pids: list[int], port: int) -> dict[int, int]:

@@ -320,7 +320,8 @@ def _usable_cores() -> int:
 def _worker_main(listening: socket.socket) -> None:
     """One `sleuth serve --processes N` worker (in its own process)."""
     _stop_with_parent()
-    spec = json.loads(os.environ[_WORKER_SPEC])
+    # Taken out of the environment: it is the supervisor's hand-over, not a setting.
+    spec = json.loads(os.environ.pop(_WORKER_SPEC))
     settings = load_settings(
         spec["config"] and Path(spec["config"]),
         **({"replay": Path(spec["replay"])} if spec["replay"] else {}),

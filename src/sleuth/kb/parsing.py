@@ -3,9 +3,13 @@
 The indexer hands over batches of files (path, bytes, mtime) in order and gets each
 batch's rows back in the same order (`Parser.parsed`). Once `parallel_from` files
 needed parsing (a full build, not a re-index of a few changed ones), worker
-processes parse them, while the caller stores the rows of the earlier batches; when
-every worker already has `_QUEUED` batches waiting (or they are still starting), the
-caller parses the next batch itself rather than wait.
+processes parse them, up to `_AHEAD` batches a worker ahead of the one the caller
+stores, while the caller stores the rows of the earlier batches. Once the workers
+have started the caller parses nothing itself: its storing and the full-text
+writer's thread take about a quarter of the CPU of a file, so with a worker per core
+the cores stay busy, whereas a batch it parsed itself held back the rows the workers
+had ready (the first file was stored after that batch) and let their queues run dry.
+Until they have started (a fork server's take seconds) it parses the batches itself.
 
 The workers are forked from the caller when it runs no other thread (on Linux): they
 start in milliseconds, with everything already imported. A process that runs other
@@ -35,10 +39,11 @@ from sleuth.kb.tokenize import Tokenizer
 
 # Files sent to a worker at once.
 BATCH = 16
-# Batches queued for each worker before the caller parses one itself.
-_QUEUED = 2
-# Batches parsed but not yet stored, at most, per worker (memory stays bounded).
-_AHEAD = 4
+# Batches sent but not yet stored, at most, per worker (memory stays bounded: a batch's
+# rows are about 150 KB). Enough that the workers keep parsing while the caller
+# commits: two workers have 256 files in hand, twice what they parse in the 0.1 s a
+# commit of 1,000 files takes.
+_AHEAD = 8
 
 Files = list[tuple[Path, bytes, float]]
 Parsing = list[FileRows | None] | Future[list[FileRows | None]]
@@ -59,6 +64,8 @@ class Parser(Generic[Item]):
         self.parallel_from = parallel_from
         self.pool: ProcessPoolExecutor | None = None
         self._stack = stack
+        # The pool's first task, until a worker has run it (the workers are starting).
+        self._starting: Parsing | None = None
 
     def start(self) -> None:
         """Start the worker processes (nothing when there are to be none, or they run)."""
@@ -72,7 +79,7 @@ class Parser(Generic[Item]):
         )
         # The first task starts every worker: forked now, before this process starts
         # the pool's own thread or opens the full-text index.
-        self._submit([])
+        self._starting = self._submit([])
 
     def parsed(
         self, items: Iterator[tuple[Item, Files]], to_parse: int = 0
@@ -85,7 +92,7 @@ class Parser(Generic[Item]):
             to_parse += len(todo)
             if to_parse >= self.parallel_from:
                 self.start()
-            waiting.append((item, todo, self._parse(todo, waiting)))
+            waiting.append((item, todo, self._parse(todo)))
             # Rows are handed on as soon as they are ready, in order; the caller waits
             # only when too many batches are ahead of the one it stores.
             while waiting and (
@@ -98,13 +105,15 @@ class Parser(Generic[Item]):
             item_, todo_, parsing = waiting.popleft()
             yield item_, self._result(todo_, parsing)
 
-    def _parse(self, todo: Files, waiting: deque[tuple[Item, Files, Parsing]]) -> Parsing:
+    def _parse(self, todo: Files) -> Parsing:
+        """In a worker once they run, else here."""
         if not todo:
             return []
-        queued = sum(isinstance(parsing, Future) and not parsing.done() for *_, parsing in waiting)
-        if self.pool is not None and queued < _QUEUED * self.workers:
-            return self._submit(todo)
-        return files_rows(todo, self.tokenizer)
+        if self._starting is not None:
+            if not _ready(self._starting):
+                return files_rows(todo, self.tokenizer)
+            self._starting = None
+        return self._submit(todo)
 
     def _submit(self, todo: Files) -> Parsing:
         if self.pool is not None:

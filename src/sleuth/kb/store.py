@@ -134,10 +134,13 @@ def prepare(conn: sqlite3.Connection, db_path: Path, tokenizer: Tokenizer) -> An
     ):
         conn.commit()
         return index
-    writer = engine.Writer(index)
-    writer.clear()
-    add_stored(conn, writer, tokenizer)
-    writer.close()
+    if sections or engine.count(index):
+        # A new database has nothing to rebuild: no writer then, and no commit of an
+        # empty index (two files written and synced before the first file is parsed).
+        writer = engine.Writer(index)
+        writer.clear()
+        add_stored(conn, writer, tokenizer)
+        writer.close()
     conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('tokenizer', ?)", (tokenizer,))
     conn.execute(
         "INSERT OR REPLACE INTO meta (key, value) VALUES ('analysis', ?)", (ANALYSIS_VERSION,)

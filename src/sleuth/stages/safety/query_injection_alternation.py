@@ -207,8 +207,9 @@ class KeywordIndex:
         in order."""
         found = set(self._always)
         starts = {text[i : i + 2] for i in range(len(text) - 1)} | set(text)
-        for start in starts:
-            for keyword, sets in self._by_start.get(start, {}).items():
+        by_start = self._by_start
+        for start in starts & by_start.keys():  # most pairs of a text start no keyword
+            for keyword, sets in by_start[start].items():
                 if keyword in text:
                     found.update(sets)
         return sorted(found)

@@ -19,6 +19,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +44,8 @@ class InjectionModel:
     threshold_with_pattern: float | None = None
 
     def probability(self, features: Iterable[str]) -> float:
-        weights = self.weights
-        logit = self.bias + sum(weights.get(feature, 0.0) for feature in features)
+        # map() adds the same weights in the same order as a generator would, faster.
+        logit = self.bias + sum(map(self.weights.get, features, repeat(0.0)))
         if logit < -30:  # exp() overflows far beyond any threshold
             return 0.0
         return 1.0 / (1.0 + math.exp(-logit))

@@ -324,6 +324,8 @@ class _Lexicon:
     cjk_slot_words: tuple[tuple[str, str], ...]  # (word, slot), longest first
     units: tuple[str, ...]  # longest first
     mention_markers: frozenset[str] = frozenset()
+    #: Every beginning of an entry: a run of tokens that is none cannot grow into one.
+    beginnings: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, settings: RewriteSettings) -> _Lexicon:
@@ -368,6 +370,7 @@ class _Lexicon:
             cjk_slot_words=tuple(sorted(slot_words, key=lambda pair: -len(pair[0]))),
             units=tuple(sorted(units_zh, key=len, reverse=True)),
             mention_markers=frozenset(_key(word) for word in mention_markers),
+            beginnings=frozenset(key[:end] for key in entries for end in range(1, len(key) + 1)),
         )
 
 
@@ -452,8 +455,7 @@ def _classify(tokens: list[str], lexicon: _Lexicon) -> list[_Piece]:
     pieces: list[_Piece] = []
     i = 0
     while i < len(tokens):
-        spans = range(min(len(tokens), i + _MAX_SPAN), i, -1)
-        end = next((j for j in spans if "".join(keys[i:j]) in lexicon.entries), None)
+        end = _longest_entry(keys, i, lexicon)
         acronym = len(tokens[i]) > 1 and tokens[i].isupper() and not shouting
         if end is None or (end == i + 1 and acronym):
             slot = _TIME if _YEAR.fullmatch(tokens[i]) else None
@@ -464,6 +466,21 @@ def _classify(tokens: list[str], lexicon: _Lexicon) -> list[_Piece]:
         pieces.append(_Piece(_join(tokens[i:end]), kind, slot))
         i = end
     return pieces
+
+
+def _longest_entry(keys: list[str], i: int, lexicon: _Lexicon) -> int | None:
+    """The end of the longest run of at most `_MAX_SPAN` tokens from `i` whose keys
+    joined are an entry, None when there is none. The run grows one token at a time and
+    stops once it is no entry's beginning: most tokens begin none."""
+    end = None
+    joined = ""
+    for j in range(i + 1, min(len(keys), i + _MAX_SPAN) + 1):
+        joined += keys[j - 1]
+        if joined and joined not in lexicon.beginnings:
+            break  # (an empty key, were there one, joins nothing: the run goes on)
+        if joined in lexicon.entries:
+            end = j
+    return end
 
 
 def _join(parts: list[str]) -> str:

@@ -7,9 +7,11 @@ hundreds of act and topic expressions that is most of its time, on queries where
 nothing matches. Here each expression's possible first characters are read from its
 parse; the text is scanned for those characters only, and at each one the
 alternatives that can start with it are tried, in their order, so the match found is
-the one the plain alternation finds (leftmost, then first alternative). An expression
-whose first character cannot be known (``.``, ``\\w``, an optional start) leaves the
-plain alternation in charge.
+the one the plain alternation finds (leftmost, then first alternative). A character
+that only expressions opening with ``\\b`` start with is looked for at word
+boundaries only: in English text that is one try a word, not one a letter. An
+expression whose first character cannot be known (``.``, ``\\w``, an optional start)
+leaves the plain alternation in charge.
 
 >>> fast = Alternation([r"\\bignore\\b", r"\\bforget\\b", "忽略"], re.I)
 >>> fast.search("Please FORGET it").span()
@@ -49,15 +51,21 @@ class Alternation:
         #: The plain alternation: what this must match, and the fallback.
         self.plain = re.compile("|".join(f"(?:{e})" for e in self.expressions), flags)
         self.pattern = self.plain.pattern
-        firsts = [_first_chars(expression, flags) for expression in self.expressions]
-        known = [first for first in firsts if first is not None]
-        self._firsts: list[frozenset[str]] = known
+        starts = [_start(expression, flags) for expression in self.expressions]
+        known = [start for start in starts if start is not None]
+        self._firsts: list[frozenset[str]] = [first for first, _ in known]
         self._scan: re.Pattern[str] | None = None
-        if self.expressions and len(known) == len(firsts):
-            chars = "".join(sorted(set().union(*known)))
+        if self.expressions and len(known) == len(starts):
+            anywhere = set().union(*(first for first, bounded in known if not bounded))
+            at_boundary = set().union(*(first for first, bounded in known if bounded))
+            at_boundary -= anywhere  # also started without `\b`: tried everywhere
+            scan = [f"[{_class_escape(''.join(sorted(anywhere)))}]"] if anywhere else []
+            if at_boundary:
+                scan.append(f"\\b[{_class_escape(''.join(sorted(at_boundary)))}]")
             # Folded whatever the flags (a scoped (?i:...) folds its literals): more
-            # positions tried than needed is safe, fewer is not.
-            self._scan = re.compile(f"[{_class_escape(chars)}]", flags | re.I)
+            # positions tried than needed is safe, fewer is not. `\b` is the one the
+            # expressions open with: the same flags give it the same meaning.
+            self._scan = re.compile("|".join(scan), flags | re.I)
         self._dispatch: dict[str, re.Pattern[str] | None] = {}
 
     @property
@@ -70,9 +78,11 @@ class Alternation:
         end = len(text) if endpos is None else endpos
         if self._scan is None:
             return self.plain.search(text, pos, end)
+        dispatch = self._dispatch
         for candidate in self._scan.finditer(text, pos, end):
             at = candidate.start()
-            regex = self._starting_with(text[at])
+            char = text[at]
+            regex = dispatch[char] if char in dispatch else self._starting_with(char)
             if regex is not None:
                 found = regex.match(text, at, end)
                 if found is not None:
@@ -115,14 +125,19 @@ def _class_escape(chars: str) -> str:
     return "".join("\\" + c if c in "\\]^-[" else c for c in chars)
 
 
-def _first_chars(expression: str, flags: int) -> frozenset[str] | None:
-    """The characters a match of `expression` can start with, or None when that is not
-    known (it may match nothing, or start with a class too wide to list)."""
+def _start(expression: str, flags: int) -> tuple[frozenset[str], bool] | None:
+    """The characters a match of `expression` can start with, and whether it opens
+    with `\\b` (so that it can only start at a word boundary); None when its first
+    characters are not known (it may match nothing, or start with a class too wide to
+    list)."""
     try:
-        parsed = sre_parse.parse(expression, flags)
+        items = list(sre_parse.parse(expression, flags))
     except re.error:
         return None
-    return _sequence_first(list(parsed))
+    first = _sequence_first(items)
+    if first is None:
+        return None
+    return first, bool(items) and items[0] == (sre.AT, sre.AT_BOUNDARY)
 
 
 def _sequence_first(items: list[tuple[Any, Any]]) -> frozenset[str] | None:
@@ -192,8 +207,9 @@ class KeywordIndex:
         in order."""
         found = set(self._always)
         starts = {text[i : i + 2] for i in range(len(text) - 1)} | set(text)
-        for start in starts:
-            for keyword, sets in self._by_start.get(start, {}).items():
+        by_start = self._by_start
+        for start in starts & by_start.keys():  # most pairs of a text start no keyword
+            for keyword, sets in by_start[start].items():
                 if keyword in text:
                     found.update(sets)
         return sorted(found)

@@ -151,18 +151,20 @@ def _text_features(text: str, found: set[str]) -> None:
 def _plain_features(text: str, found: set[str], kind: str) -> None:
     folded = fold(_HOST.sub(_host_word, text))
     words = _LATIN_WORD.findall(folded)
+    # Lists, not generators, into `update`: the same strings, built faster.
     if words:
-        found.update(f"{kind}w:{word}" for word in words)
-        found.update(f"{kind}b:{first} {second}" for first, second in pairwise(words))
+        found.update([f"{kind}w:{word}" for word in words])
+        found.update([f"{kind}b:{first} {second}" for first, second in pairwise(words)])
         found.add(f"{kind}b:{words[0]}")  # the opening word, as a pair with the start
         joined = f" {' '.join(words)} "
+        grams = f"{kind}c:"
         for size in _CHAR_GRAMS:
-            found.update(f"{kind}c:{joined[i : i + size]}" for i in range(len(joined) - size + 1))
+            found.update([grams + joined[i : i + size] for i in range(len(joined) - size + 1)])
     for run in CJK_RUN.findall(text):
-        found.update(f"{kind}z:{char}" for char in run)
-        found.update(f"{kind}zz:{run[i : i + 2]}" for i in range(len(run) - 1))
-        found.update(f"{kind}zzz:{run[i : i + 3]}" for i in range(len(run) - 2))
-    found.update(f"{kind}p:{symbols}" for symbols in _SYMBOLS.findall(folded))
+        found.update([f"{kind}z:{char}" for char in run])
+        found.update([f"{kind}zz:{run[i : i + 2]}" for i in range(len(run) - 1)])
+        found.update([f"{kind}zzz:{run[i : i + 3]}" for i in range(len(run) - 2)])
+    found.update([f"{kind}p:{symbols}" for symbols in _SYMBOLS.findall(folded)])
 
 
 #: What a rewrite keeps must read clearly as a need: its probability under this. Chosen

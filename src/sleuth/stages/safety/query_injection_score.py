@@ -278,8 +278,12 @@ def _clause_score(text: str, start: int, end: int, settings: ScoreSettings) -> C
     # Most clauses of a query order nothing: the acts first, and without one the only
     # way to an order (below) is the assistant's own configuration asked after.
     compiled = settings._compiled
-    for feature in _ACTS.intersection(compiled):
-        find(feature, compiled[feature])
+    any_act = settings._any_act
+    # One search of every act at once first: in most clauses there is none, and then
+    # none of the acts' own searches could find one.
+    if any_act is not None and any_act.search(text, start, end) is not None:
+        for feature in _ACTS.intersection(compiled):
+            find(feature, compiled[feature])
     if not first:
         if "own_config" in compiled:
             find("own_config", compiled["own_config"])

@@ -2,8 +2,9 @@
 
     guard → rewrite → cache (a fresh hit returns here) → fan-out (concurrent, one
     deadline; per provider: breaker, quota, retry, hedging to backups) → normalize
-    → scope → screen injections → clean → dedupe → rank → verify (dates, trust; of
-      the results shown only: rank reads neither)
+    → scope → screen injections → clean → dedupe → rank → the shown results'
+      provider extras made safe → verify (dates, trust; of the results shown only:
+      rank reads neither)
     → with include content, the top results' pages read, then judged by what they
       say (content policy, dedupe on full text, the page's dates, its TLS in trust)
     → facts (over the results returned) → project → summarize → confidence

@@ -2,8 +2,9 @@
 
     guard → rewrite → cache (a fresh hit returns here) → fan-out (concurrent, one
     deadline; per provider: breaker, quota, retry, hedging to backups) → normalize
-    → scope → screen injections → clean → dedupe → rank → verify (dates, trust; of
-      the results shown only: rank reads neither)
+    → scope → screen injections → clean → dedupe → rank → the shown results'
+      provider extras made safe → verify (dates, trust; of the results shown only:
+      rank reads neither)
     → with include content, the top results' pages read, then judged by what they
       say (content policy, dedupe on full text, the page's dates, its TLS in trust)
     → facts (over the results returned) → project → summarize → confidence
@@ -82,6 +83,7 @@ from sleuth.stages.results import (
 from sleuth.stages.safety import (
     apply_content_policy,
     guard,
+    sanitise_extras,
     sanitise_items,
     sanitise_response,
     screen,
@@ -527,7 +529,8 @@ class Sleuth:
             # Injections are judged on the text as sent: clean would strip <system> tags.
             candidates = screen(candidates, settings.injection)
             local = [provider.name for provider in chosen if not provider.info.remote]
-            candidates = sanitise_items(clean(candidates, settings.clean), local)
+            # The extras' values wait for the shown results (`sanitise_extras` after rank).
+            candidates = sanitise_items(clean(candidates, settings.clean), local, extras=False)
             # Judged per provider's wording, before merging, so a withheld page's text
             # and URL cannot ride along in a merged item.
             candidates, withheld = apply_content_policy(
@@ -539,6 +542,9 @@ class Sleuth:
         shown = min(req.max_results, settings.projection.max_items)
         with timer.stage("rank"):
             top = rank(candidates, rewritten.terms, settings.rank, limit=shown)
+            # Until here only dedupe's merge touched the extras, copying them by name:
+            # made safe now, for the shown results alone, they are what they were.
+            top = sanitise_extras(top)
         with timer.stage("verify"):
             # Dates and trust are judged result by result and rank reads neither: only
             # the results that reach the answer are judged, with the same outcome.

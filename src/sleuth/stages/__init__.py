@@ -9,8 +9,9 @@ Only `sleuth.gateway` sequences them. A search passes through the groups in this
 - `safety.screen`: results whose text addresses the agent are flagged;
 - `results.clean`, then `safety.sanitise_items` and `safety.apply_content_policy`;
 - `results.dedupe`: the same page, or the same content, found more than once;
-- `results.rank` orders them; `verify.date_items` and `verify.score_items` then
-  judge the results shown: dates from their own text, source trust;
+- `results.rank` orders them; `safety.sanitise_extras` makes the shown results'
+  provider extras safe; `verify.date_items` and `verify.score_items` then judge the
+  results shown: dates from their own text, source trust;
 - `facts.check_facts`: numeric claims checked across the sources returned;
 - `results.project` cuts each item to the fields asked for; `summary.summarize`
   writes the cited summary; `verify.confidence` scores the answer;

@@ -29,6 +29,7 @@ from sleuth.contract import (
 )
 from sleuth.providers.base import RawHit
 from sleuth.stages.results.clean import CleanSettings, clean
+from sleuth.stages.results.dedupe import DedupeSettings, dedupe
 from sleuth.stages.results.normalize import normalize
 from sleuth.stages.results.project import ProjectionSettings, project
 from sleuth.stages.safety import sanitise
@@ -36,6 +37,7 @@ from sleuth.stages.safety.sanitise import (
     UNSAFE_URL_FLAG,
     safe_text,
     safe_url,
+    sanitise_extras,
     sanitise_item,
     sanitise_items,
     sanitise_projected,
@@ -251,6 +253,50 @@ def test_provider_extras_and_domain_are_made_safe_too() -> None:
     )
     fields = sanitise_item(item).fields
     assert fields == {"price": "‹b onclick꞊x>5‹/b>", "tags": ["‹script>", 3], "n": 1.5}
+
+
+# Extras as back ends send them: plain names, nested objects, and names that are not safe
+# text ("a<b" becomes "a‹b", which another back end may send as it is).
+_EXTRAS = st.dictionaries(
+    st.sampled_from(["engine", "price", "a<b", "a‹b", "x&amp;", "x&", "7", "on=", "u\x07"]),
+    st.recursive(
+        st.sampled_from(["ok", "<b onclick=x>5</b>", "&lt;script&gt;", "java\tscript:x", 3, None]),
+        lambda inner: (
+            st.lists(inner, max_size=2)
+            | st.dictionaries(st.sampled_from(["k", "<k"]), inner, max_size=2)
+        ),
+        max_leaves=4,
+    ),
+    max_size=4,
+)
+
+
+@given(st.lists(_EXTRAS, min_size=1, max_size=4))
+def test_extras_made_safe_after_the_merge_are_the_extras_made_safe_before(
+    extras: list[dict[Any, Any]],
+) -> None:
+    # One page under the same link from each back end: dedupe merges them all.
+    items = [
+        ResultItem(id=str(n), url="https://example.org/a", title="t", providers=[f"p{n}"],
+                   ranks={f"p{n}": 1}, fields=fields)
+        for n, fields in enumerate(extras)
+    ]  # fmt: skip
+    before = dedupe(sanitise_items(items), DedupeSettings())
+    after = sanitise_extras(dedupe(sanitise_items(items, extras=False), DedupeSettings()))
+    assert after == before
+    assert [item.fields for item in after] == [item.fields for item in before]  # and in order
+    assert [list(item.fields) for item in after] == [list(item.fields) for item in before]
+
+
+def test_extras_left_for_later_are_made_safe_for_the_shown_results() -> None:
+    item = ResultItem(
+        id="1", url="https://shop.example/x", providers=["p"], fields={"price": "<b>5</b>"}
+    )
+    (left,) = sanitise_items([item], extras=False)
+    assert left.fields == {"price": "<b>5</b>"}
+    (shown,) = sanitise_extras([left])
+    assert shown.fields == {"price": "‹b>5‹/b>"} == sanitise_item(item).fields
+    assert sanitise_extras([shown]) == [shown]
 
 
 def test_the_unsafe_link_reaches_the_projection_as_missing() -> None:

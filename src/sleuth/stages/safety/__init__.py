@@ -6,7 +6,8 @@
 - `screen` (`injection`): results whose text addresses the agent are flagged and
   neutralised or dropped;
 - `apply_content_policy` (`content_policy`): results the deployment's policy withholds;
-- `sanitise_items` / `sanitise_response` (`sanitise`): text and links as they leave.
+- `sanitise_items` / `sanitise_extras` / `sanitise_response` (`sanitise`): text and
+  links as they leave (the provider extras' values only for the results shown).
 
 The two injection screens share how they read text (`injection_text`) and how their
 pattern tables compile (`rule_patterns`).
@@ -15,6 +16,13 @@ pattern tables compile (`rule_patterns`).
 from sleuth.stages.safety.content_policy import apply_content_policy
 from sleuth.stages.safety.guard import guard
 from sleuth.stages.safety.injection import screen
-from sleuth.stages.safety.sanitise import sanitise_items, sanitise_response
+from sleuth.stages.safety.sanitise import sanitise_extras, sanitise_items, sanitise_response
 
-__all__ = ["apply_content_policy", "guard", "sanitise_items", "sanitise_response", "screen"]
+__all__ = [
+    "apply_content_policy",
+    "guard",
+    "sanitise_extras",
+    "sanitise_items",
+    "sanitise_response",
+    "screen",
+]

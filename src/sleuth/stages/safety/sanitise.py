@@ -70,6 +70,7 @@ __all__ = [
     "UNSAFE_URL_FLAG",
     "safe_text",
     "safe_url",
+    "sanitise_extras",
     "sanitise_item",
     "sanitise_items",
     "sanitise_projected",
@@ -173,10 +174,15 @@ def safe_url(url: str | None, *, allow_file: bool = False) -> str | None:
     return text.translate(_URL_ENCODED) if _HAS_URL_ENCODED.search(text) else text
 
 
-def sanitise_item(item: ResultItem, *, allow_file: bool = False) -> ResultItem:
+def sanitise_item(item: ResultItem, *, allow_file: bool = False, extras: bool = True) -> ResultItem:
     """`item` with safe texts and links. A link that is not safe is dropped, never
     repaired or guessed: `url` becomes null, the item `degraded` with `url` in
     `missing` and the flag `unsafe_url_removed`.
+
+    With `extras=False` the values of the provider extras (`fields`) are left for
+    `sanitise_extras`, unless a name of one is not safe text already (then all are
+    made safe here): de-duplication merges extras by name, so the names must be the
+    ones it would see after sanitising, and the values it only copies.
 
     >>> item = ResultItem(id="1", url="javascript:alert(1)", providers=["p"], title="<b>x")
     >>> clean = sanitise_item(item)
@@ -184,34 +190,60 @@ def sanitise_item(item: ResultItem, *, allow_file: bool = False) -> ResultItem:
     ('‹b>x', None, True, ['url'], ['unsafe_url_removed'])
     """
     url = safe_url(item.url, allow_file=allow_file)
-    safe: dict[str, Any] = {
-        "title": safe_text(item.title),
-        "snippet": safe_text(item.snippet),
-        "url": url,
-        "domain": None if item.domain is None else safe_text(item.domain),
-        # The item's own link is most often its only source: judged once.
-        "sources": _safe_urls(item.sources, allow_file=allow_file, known=(item.url, url)),
-        "fields": _safe_value(item.fields),
-    }
     # Most items are clean already: copy only what changed (a copy costs more than the checks).
-    update = {name: value for name, value in safe.items() if value != getattr(item, name)}
+    update: dict[str, Any] = {}
+    title, snippet = safe_text(item.title), safe_text(item.snippet)
+    if title != item.title:
+        update["title"] = title
+    if snippet != item.snippet:
+        update["snippet"] = snippet
+    if url != item.url:
+        update["url"] = url
+    if item.domain is not None and (domain := safe_text(item.domain)) != item.domain:
+        update["domain"] = domain
+    # The item's own link is most often its only source: judged once.
+    sources = _safe_urls(item.sources, allow_file=allow_file, known=(item.url, url))
+    if sources != item.sources:
+        update["sources"] = sources
+    if extras or not all(map(_is_safe_name, item.fields)):
+        fields = _safe_value(item.fields)
+        if fields != item.fields:
+            update["fields"] = fields
     if item.url is not None and url is None:
         update.update(_url_dropped(item.missing, item.flags))
     return item.model_copy(update=update) if update else item
 
 
 def sanitise_items(
-    items: Sequence[ResultItem], local_providers: Collection[str] = ()
+    items: Sequence[ResultItem], local_providers: Collection[str] = (), *, extras: bool = True
 ) -> list[ResultItem]:
     """`sanitise_item` over `items`, in order; `file:` links are kept only on items that
-    come from `local_providers` alone (a web back end's file: link is dropped)."""
+    come from `local_providers` alone (a web back end's file: link is dropped).
+    `extras=False`: the extras' values are left for `sanitise_extras` (see `sanitise_item`)."""
     return [
         sanitise_item(
             item,
             allow_file=bool(item.providers) and all(p in local_providers for p in item.providers),
+            extras=extras,
         )
         for item in items
     ]
+
+
+def sanitise_extras(items: Sequence[ResultItem]) -> list[ResultItem]:
+    """`items` with the values of their provider extras made safe: what
+    `sanitise_items(..., extras=False)` left, once for the results that are shown.
+    Idempotent, so extras already made safe (merged with others or not) stay as they are.
+
+    >>> item = ResultItem(id="1", url=None, providers=["p"], fields={"note": "&lt;i&gt;x"})
+    >>> sanitise_extras([item])[0].fields
+    {'note': '‹i>x'}
+    """
+    safe: list[ResultItem] = []
+    for item in items:
+        fields = _safe_value(item.fields)
+        safe.append(item.model_copy(update={"fields": fields}) if fields != item.fields else item)
+    return safe
 
 
 def sanitise_projected(item: ProjectedItem, *, allow_file: bool = False) -> ProjectedItem:
@@ -309,6 +341,16 @@ def _safe_value(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_safe_value(inner) for inner in value]
     return value
+
+
+def _is_safe_name(name: object) -> bool:
+    """Whether an extra's name is a string `safe_text` leaves as it is."""
+    # The test of safe_text's own skips first: no scan runs on most names.
+    if type(name) is not str:
+        return False
+    if name.isprintable() and not ("&" in name or "<" in name or ":" in name or "=" in name):
+        return True
+    return safe_text(name) == name
 
 
 def _url_dropped(missing: Sequence[str], flags: Sequence[str]) -> dict[str, Any]:

@@ -6,8 +6,9 @@ The recipe of ../shared/tools/side-by-side/README.md, end to end:
 - one fake back end (`fakeback.py PORT 50`: three "engines" of 10 results each, 50 ms
   a call, overlapping pages with URL variants), which sleuth reaches as Brave, Tavily
   and Exa and SearXNG as three `json_engine` engines;
-- `sleuth serve` with the cache off, and SearXNG under granian as its container runs
-  it, one process each; then both with `--processes` processes;
+- `sleuth serve` with the cache off and quota pools the back end never fills (it
+  has no rate limit), and SearXNG under granian as its container runs it, one
+  process each; then both with `--processes` processes;
 - `wrk` with the side-by-side `load.lua` (a new query on every request) at c=1, 16
   and 64, the two servers taking turns at each level;
 - CPU per search: utime + stime of the server's process tree (/proc) over the c=16
@@ -146,6 +147,10 @@ def sleuth_config(folder: Path, backend_port: int) -> Path:
         f"store: {{backend: sqlite, path: '{folder / 'state.sqlite'}'}}\n"
         f"kb: {{path: '{folder / 'kb.sqlite'}'}}\n"
         "cache: {enabled: false}\n"
+        # The fake back end has no rate limit (SearXNG applies none either): its pools
+        # get one it never reaches. The default pools (50 calls/s sustained, 100 at
+        # peak) would cap any level at about 100 searches/s, one call a provider each.
+        "quota: {default: {rate_per_s: 10000, burst_per_s: 10000}}\n"
         f"egress: {{allow_private: ['{HOST}']}}\n",
         encoding="utf-8",
     )

@@ -18,8 +18,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from sleuth.api.answer_text import render_composite_text, render_text
 from sleuth.api.cli_errors import exit_with_error
-from sleuth.api.mcp import render_composite_text, render_text
 from sleuth.config import load_settings
 from sleuth.errors import SearchError
 from sleuth.gateway import Sleuth

@@ -33,7 +33,7 @@ DEFAULT_FOLDERS = (
 _DUMP = """
 import hashlib, json, sys
 from pathlib import Path
-from sleuth.kb.index import DEFAULT_EXCLUDE, _walk
+from sleuth.kb.index import DEFAULT_EXCLUDE, files_to_index
 from sleuth.kb.rows import file_rows
 from sleuth.kb.store import unpack
 
@@ -42,7 +42,7 @@ def digest(value):
 
 tokenizer = sys.argv[1]
 for folder in sys.argv[2:]:
-    for path in sorted(_walk(Path(folder), DEFAULT_EXCLUDE)):
+    for path in sorted(files_to_index(Path(folder), DEFAULT_EXCLUDE)):
         rows = file_rows(path, path.read_bytes(), path.stat().st_mtime, tokenizer)
         if rows is None:
             fields = ["not text"]
@@ -56,7 +56,15 @@ for folder in sys.argv[2:]:
                 ]
         print(json.dumps({str(path): fields}))
 """
-_FIELDS = ("headings", "stored text", "page title terms", "title terms", "prose terms")
+# What each section's digests are, in order (after the file's one).
+_FIELDS = (
+    "headings",
+    "stored text",
+    "page title terms",
+    "title terms",
+    "prose terms",
+    "code terms",
+)
 
 
 def main() -> None:
@@ -73,7 +81,7 @@ def main() -> None:
             if ours.get(path) != theirs.get(path):
                 differing += 1
                 print(f"{tokenizer}: {path}: {first_difference(ours.get(path), theirs.get(path))}")
-        sections = sum((len(fields) - 1) // 6 for fields in ours.values())
+        sections = sum((len(fields) - 1) // len(_FIELDS) for fields in ours.values())
         print(f"{tokenizer}: {len(ours)} files, {sections} sections compared")
     print(f"files that differ: {differing}")
     sys.exit(1 if differing else 0)
@@ -97,14 +105,14 @@ def first_difference(ours: list[str] | None, theirs: list[str] | None) -> str:
     if ours is None or theirs is None:
         return "only in one checkout"
     if len(ours) != len(theirs):
-        return f"{(len(ours) - 1) // 6} sections against {(len(theirs) - 1) // 6}"
+        per = len(_FIELDS)
+        return f"{(len(ours) - 1) // per} sections against {(len(theirs) - 1) // per}"
     for position, (a, b) in enumerate(zip(ours, theirs, strict=True)):
         if a != b:
             if position == 0:
                 return "title, dates or tags"
-            field = (position - 1) % 6
-            name = _FIELDS[field] if field < len(_FIELDS) else "code terms"
-            return f"section {(position - 1) // 6}: {name}"
+            section, field = divmod(position - 1, len(_FIELDS))
+            return f"section {section}: {_FIELDS[field]}"
     return "the same"
 
 

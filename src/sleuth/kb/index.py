@@ -152,7 +152,7 @@ def index_folder(
     if not given.exists():
         raise FileNotFoundError(f"does not exist: {given}")
     if given.is_dir():
-        root, files = given, sorted(_walk(given, (*DEFAULT_EXCLUDE, *exclude)))
+        root, files = given, sorted(files_to_index(given, (*DEFAULT_EXCLUDE, *exclude)))
     elif readable_file(given):
         root, files = given.parent, [given]
     else:
@@ -365,7 +365,10 @@ def _commit(conn: sqlite3.Connection, writer: engine.Writer) -> None:
     conn.commit()
 
 
-def _walk(root: Path, exclude: Sequence[str]) -> Iterator[Path]:
+def files_to_index(root: Path, exclude: Sequence[str]) -> Iterator[Path]:
+    """The files below `root` an indexing run reads: of a kind it parses, neither
+    hidden nor in a hidden folder, not matched by an `exclude` glob (a name, or a path
+    relative to `root` when it holds a "/") nor by a `.gitignore` rule."""
     names_only = [glob for glob in exclude if "/" not in glob.strip("/")]
     paths = [glob.strip("/") for glob in exclude if "/" in glob.strip("/")]
 

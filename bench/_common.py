@@ -44,6 +44,9 @@ __all__ = [
 
 HOST = "127.0.0.1"  # the only address the benches ever connect to
 ROOT = Path(__file__).resolve().parents[1]
+# Where ../shared/bench-data/kb-dev/make_corpus.sh is asked to lay out the development
+# corpus: beside the checkout, as ../shared is.
+KB_CORPUS = ROOT.parent / "kb_corpus"
 # One web search, replayed: every web back end answers it from the recorded cassette.
 CASSETTE = ROOT / "tests" / "data" / "web.jsonl"
 CHAIN = ["brave", "google", "serpapi", "tavily", "exa", "duckduckgo"]

@@ -4,7 +4,7 @@ Run: PYTHONPATH=src .venv/bin/python bench/kb_real.py [--corpus DIR] [--scale DI
      [--copies N] [--no-bm25s] [--repeat N]
 
 `--corpus` is the folder `make_corpus.sh` lays out (../shared/bench-data/kb-dev/, run
-as root: `sudo make_corpus.sh /work/kb_corpus`): `en/` holds the PostgreSQL 15 HTML
+as root: `sudo make_corpus.sh ../kb_corpus`, the default): `en/` holds the PostgreSQL 15 HTML
 documentation as installed, `zh/` the Chinese man pages rendered to text. Both are
 indexed into one knowledge base, as a user would, and the labelled questions beside
 the script are asked exactly as written: hit@1, hit@5 and MRR@10 per language, one
@@ -61,6 +61,7 @@ from contextlib import closing
 from pathlib import Path
 from typing import Any
 
+from _common import KB_CORPUS
 from sleuth import SearchRequest, Sleuth
 from sleuth.kb import document_count, index_folder, search
 from sleuth.kb.store import unpack
@@ -78,7 +79,7 @@ _ID = re.compile(r"""\bid\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--corpus", type=Path, default=Path("/work/kb_corpus"))
+    parser.add_argument("--corpus", type=Path, default=KB_CORPUS)
     parser.add_argument("--questions", type=Path, default=QUESTIONS)
     parser.add_argument("--scale", type=Path, action="append", default=[])
     parser.add_argument("--copies", type=int, default=0)

@@ -1,7 +1,7 @@
 """Whether two checkouts of sleuth index the same folders into the same content.
 
 Run: PYTHONPATH=src .venv/bin/python bench/kb_same_index.py --against ../ab/src
-     [FOLDER ...]  (default: /work/kb_corpus/en, /work/kb_corpus/zh and Debian's
+     [FOLDER ...]  (default: ../kb_corpus/en, ../kb_corpus/zh and Debian's
      python3.11-doc HTML, when they are there)
 
 A change to the indexing path that is meant to be faster only (parsing, tokenising,
@@ -23,9 +23,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _common import KB_CORPUS
+
 DEFAULT_FOLDERS = (
-    Path("/work/kb_corpus/en"),
-    Path("/work/kb_corpus/zh"),
+    KB_CORPUS / "en",
+    KB_CORPUS / "zh",
     Path("/usr/share/doc/python3.11-doc/html"),
 )
 

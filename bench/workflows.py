@@ -33,6 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _common import KB_CORPUS
 from sleuth.config import Settings
 from sleuth.gateway import Sleuth
 from sleuth.kb import index_folder
@@ -219,7 +220,7 @@ async def web_composite(repeat: int, delay_ms: int) -> None:
 
 async def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--corpus", type=Path, default=Path("/work/kb_corpus"))
+    parser.add_argument("--corpus", type=Path, default=KB_CORPUS)
     parser.add_argument("--limit", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--delay-ms", type=int, default=150)

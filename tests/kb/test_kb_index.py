@@ -13,6 +13,7 @@ import pytest
 import tantivy
 
 from sleuth.kb import IndexBusy, IndexReport, NotSearchable, engine, index_folder, search
+from sleuth.kb.rows import READER_VERSION
 from sleuth.kb.store import SCHEMA_VERSION, unpack
 from sleuth.kb.tokenize import ANALYSIS_VERSION, analyze
 
@@ -72,6 +73,43 @@ def test_reindex_skips_unchanged_updates_changed_and_removes_deleted(
     assert titles(db, "write-through") == []
     assert titles(db, "raft") == []
     assert titles(db, "consensus") == ["new"]
+    assert index_folder(db, notes) == IndexReport(unchanged=3, files=3)
+
+
+def test_files_an_older_reading_cut_are_read_again_though_unchanged(
+    tmp_path: Path, notes: Path
+) -> None:
+    """A new sleuth that reads files differently (chrome, headings, anchors) re-reads
+    what an older one indexed, once, on the next run: unchanged bytes are not enough."""
+    db = tmp_path / "kb.db"
+    index_folder(db, notes)
+    cache = str((notes / "cache.md").resolve())
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("UPDATE documents SET parsed_by = '0' WHERE path = ?", (cache,))
+        conn.commit()
+
+    assert index_folder(db, notes) == IndexReport(updated=1, unchanged=2, files=3)
+    assert rows(db, "SELECT DISTINCT parsed_by FROM documents") == [(READER_VERSION,)]
+    assert titles(db, "write-through") == ["Cache strategy"]
+    assert index_folder(db, notes) == IndexReport(unchanged=3, files=3)
+
+
+def test_a_knowledge_base_of_version_6_is_upgraded_in_place_and_read_again(
+    tmp_path: Path, notes: Path
+) -> None:
+    """Version 6 did not record which reading cut a document: it is searched as it is,
+    and the next run upgrades it and reads each file again."""
+    db = tmp_path / "kb.db"
+    index_folder(db, notes)
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("ALTER TABLE documents DROP COLUMN parsed_by")
+        conn.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+        conn.commit()
+
+    assert titles(db, "write-through") == ["Cache strategy"]
+    assert index_folder(db, notes) == IndexReport(updated=3, files=3)
+    assert titles(db, "write-through") == ["Cache strategy"]
+    assert rows(db, "SELECT value FROM meta WHERE key = 'schema_version'") == [(SCHEMA_VERSION,)]
     assert index_folder(db, notes) == IndexReport(unchanged=3, files=3)
 
 

@@ -140,16 +140,17 @@ def test_a_knowledge_base_of_version_5_is_upgraded_in_place(
     tmp_path: Path, folders: dict[str, Path]
 ) -> None:
     """An index written before sources keeps its documents: they get no source and no
-    tags, their date as modified_at, and are found as before without re-reading."""
+    tags, and their date as modified_at; the run that upgrades it reads the files
+    again, as an older reading cut them (`parsed_by`, version 7)."""
     db = tmp_path / "kb.sqlite"
     index_folder(db, folders["wiki"])
     with closing(sqlite3.connect(db)) as conn:
-        for column in ("source", "own_tags", "tags", "modified_at"):
+        for column in ("source", "own_tags", "tags", "modified_at", "parsed_by"):
             conn.execute(f"ALTER TABLE documents DROP COLUMN {column}")
         conn.execute("DROP TABLE source_runs")
         conn.execute("UPDATE meta SET value = '5' WHERE key = 'schema_version'")
         conn.commit()
-    assert index_folder(db, folders["wiki"]) == IndexReport(unchanged=1, files=1)
+    assert index_folder(db, folders["wiki"]) == IndexReport(updated=1, files=1)
     (hit,) = search(db, "export", 5)
     assert (hit["source"], hit["tags"], hit["modified_at"]) == ("", [], hit["published_at"])
     with closing(sqlite3.connect(db)) as conn:

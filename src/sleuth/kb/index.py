@@ -9,8 +9,9 @@ Sphinx's `_sources/`, dependencies, caches) and whatever matches the caller's
 a PDF or Word document that cannot be read, is skipped and named in the report; an
 earlier entry of it is removed. `.gitignore` files are followed as git does
 (`sleuth.kb.ignore`). Otherwise
-a file whose sha256 matches the stored one is left alone, a changed one re-indexed
-(all its sections replaced), and a file indexed earlier under this root but gone
+a file whose sha256 matches the stored one is left alone (unless an older reading,
+`rows.READER_VERSION`, cut it), a changed one re-indexed (all its sections
+replaced), and a file indexed earlier under this root but gone
 from disk is removed with its sections. Several roots can share one database:
 documents are keyed by absolute path, and removal only looks under the root being
 indexed.
@@ -42,7 +43,7 @@ from sleuth.kb.engine import IndexBusy
 from sleuth.kb.extract import kind_of
 from sleuth.kb.ignore import GitIgnores
 from sleuth.kb.parsing import Parser, batches, cpus
-from sleuth.kb.rows import FileRows
+from sleuth.kb.rows import READER_VERSION, FileRows
 from sleuth.kb.sources import SourceConfig, merged_tags, rule_tags
 from sleuth.kb.store import (
     add_stored,
@@ -102,6 +103,7 @@ class _Known:
     source: str = ""
     own_tags: str = ""
     tags: str = ""
+    parsed_by: str = ""
 
 
 @dataclass(frozen=True)
@@ -309,7 +311,7 @@ def _read(root: Path, path: Path, known: _Known | None) -> _Read:
     except OSError:
         return _Read(path, known, outcome="skipped")
     digest = hashlib.sha256(data).hexdigest()
-    if known is not None and known.sha256 == digest:
+    if known is not None and known.sha256 == digest and known.parsed_by == READER_VERSION:
         return _Read(path, known, digest, "unchanged")
     return _Read(path, known, digest, None, data, mtime)
 
@@ -416,7 +418,7 @@ def _indexed_under(conn: sqlite3.Connection, root: Path) -> set[str]:
 
 def _known_under(conn: sqlite3.Connection, root: Path) -> dict[str, _Known]:
     """Indexed documents whose path lies under `root`, or that are `root` itself."""
-    rows = _under(conn, root, "path, id, sha256, root, source, own_tags, tags")
+    rows = _under(conn, root, "path, id, sha256, root, source, own_tags, tags, parsed_by")
     return {path: _Known(*rest) for path, *rest in rows}
 
 
@@ -473,11 +475,13 @@ def _store(
         " ".join(rows.tags),
         tags,
         rows.modified_at,
+        READER_VERSION,
     )
     if known is None:
         cursor = conn.execute(
             "INSERT INTO documents (path, root, rel_path, url, title, published_at, sha256,"
-            " source, own_tags, tags, modified_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " source, own_tags, tags, modified_at, parsed_by)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             values,
         )
         doc_id = cursor.lastrowid
@@ -487,7 +491,7 @@ def _store(
         conn.execute(
             "UPDATE documents SET path = ?, root = ?, rel_path = ?, url = ?, title = ?,"
             " published_at = ?, sha256 = ?, source = ?, own_tags = ?, tags = ?,"
-            " modified_at = ? WHERE id = ?",
+            " modified_at = ?, parsed_by = ? WHERE id = ?",
             (*values, doc_id),
         )
         writer.delete_document(doc_id)

@@ -18,6 +18,11 @@ from sleuth.kb.store import pack
 from sleuth.kb.tokenize import Tokenizer, index_form
 from sleuth.kb.unreadable import Unreadable
 
+# The reading of files into sections (HTML chrome and headings, anchors, man pages, API
+# entries...). A change to it that files already indexed should get raises it: the
+# next `sleuth index` reads every file a lower version cut, changed or not.
+READER_VERSION = "1"
+
 
 # Named tuples, not dataclasses: a worker's rows are pickled to the indexing process,
 # and a tuple pickles in a third and unpickles in a quarter of a dataclass's time

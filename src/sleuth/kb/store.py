@@ -7,7 +7,8 @@ Tables:
                     it, file:// URL, title, published_at, sha256 of its bytes, the
                     source it was indexed through ('' for none), its own tags (front
                     matter) and all its tags (with its source's folder rules), space-
-                    separated, and modified_at (front matter, else the file's mtime)
+                    separated, modified_at (front matter, else the file's mtime) and
+                    parsed_by (`rows.READER_VERSION` of the reading that cut it)
     sections        one row per section (or chunk of a long section) of a document:
                     its position, heading, anchor, headings (its own and those folded
                     into it) as plain text; prose and code compressed (`pack`)
@@ -23,9 +24,11 @@ another version of the analysis, or does not hold one entry per stored section (
 indexer stopped between the two commits).
 
 A database of another schema version (an older sleuth) is dropped and rebuilt empty
-by `prepare`; the indexer then adds every file again. Version 5 (before sources and
-tags) is upgraded in place instead: its documents get no source, no tags, and their
-date as modified_at. Until then `stored_tokenizer`
+by `prepare`; the indexer then adds every file again. Versions 5 (before sources and
+tags) and 6 (before parsed_by) are upgraded in place instead: their documents get no
+source, no tags and their date as modified_at (5), and no parsed_by, so the next run
+reads each file again as the indexer does any file an older reading cut (6). Until
+then version 6 is searched as it is, and for an older one `stored_tokenizer`
 reports no index, so a search finds nothing rather than failing.
 
 Callers open one connection per call with `connect()` and close it.
@@ -45,7 +48,10 @@ from sleuth.kb import engine
 from sleuth.kb.sections import unnumbered
 from sleuth.kb.tokenize import ANALYSIS_VERSION, TOKENIZERS, Tokenizer, index_form
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
+# Version 6 lacks only `parsed_by`, which a search does not read: it is searched as it
+# is until the next `sleuth index` upgrades it.
+_SEARCHABLE = (SCHEMA_VERSION, "6")
 
 _SOURCE_RUNS = "CREATE TABLE source_runs (name TEXT PRIMARY KEY, indexed_at TEXT NOT NULL)"
 _TABLES = ("sections_fts", "sections", "documents_fts", "documents", "source_runs", "meta")
@@ -63,7 +69,8 @@ _SCHEMA = (
         source TEXT NOT NULL DEFAULT '',
         own_tags TEXT NOT NULL DEFAULT '',
         tags TEXT NOT NULL DEFAULT '',
-        modified_at TEXT NOT NULL DEFAULT ''
+        modified_at TEXT NOT NULL DEFAULT '',
+        parsed_by TEXT NOT NULL DEFAULT ''
     )""",
     """CREATE TABLE sections (
         id INTEGER PRIMARY KEY,
@@ -87,6 +94,8 @@ _UPGRADE_5 = (
     "UPDATE documents SET modified_at = published_at",
     _SOURCE_RUNS,
 )
+# Version 6 to 7: which reading cut each document into sections.
+_UPGRADE_6 = ("ALTER TABLE documents ADD COLUMN parsed_by TEXT NOT NULL DEFAULT ''",)
 
 
 def connect(db_path: Path) -> sqlite3.Connection:
@@ -100,9 +109,9 @@ def connect(db_path: Path) -> sqlite3.Connection:
 
 
 def stored_tokenizer(conn: sqlite3.Connection) -> Tokenizer | None:
-    """The tokenizer the index was built with; None when there is no index of this
-    schema version (a new file, or one an older sleuth wrote)."""
-    if _meta(conn, "schema_version") != SCHEMA_VERSION:
+    """The tokenizer the index was built with; None when there is no index of a
+    schema version a search reads (a new file, or one an older sleuth wrote)."""
+    if _meta(conn, "schema_version") not in _SEARCHABLE:
         return None
     stored = _meta(conn, "tokenizer")
     return next((tokenizer for tokenizer in TOKENIZERS if tokenizer == stored), None)
@@ -112,8 +121,9 @@ def prepare(conn: sqlite3.Connection, db_path: Path, tokenizer: Tokenizer) -> An
     """Create the schema (dropping one of another version) and return the full-text
     index, rebuilt from the stored text if it is not in step with it."""
     conn.execute("BEGIN IMMEDIATE")
-    if _meta(conn, "schema_version") == "5":
-        for statement in _UPGRADE_5:
+    upgrades = {"5": (*_UPGRADE_5, *_UPGRADE_6), "6": _UPGRADE_6}
+    if (upgrade := upgrades.get(_meta(conn, "schema_version") or "")) is not None:
+        for statement in upgrade:
             conn.execute(statement)
         conn.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,))
     if _meta(conn, "schema_version") != SCHEMA_VERSION:

@@ -12,7 +12,13 @@ The recipe of ../shared/tools/side-by-side/README.md, end to end:
 - `wrk` with the side-by-side `load.lua` (a new query on every request) at c=1, 16
   and 64, the two servers taking turns at each level;
 - CPU per search: utime + stime of the server's process tree (/proc) over the c=16
-  level, divided by the requests answered.
+  level, divided by the requests answered;
+- where the time of sleuth's event loop went at c=16, one process: its thread's
+  share of the wall time running, runnable but waiting for a core (the machine is
+  shared), and blocked (the loop idle: nothing to run until a socket or timer fires),
+  from /proc/PID/task/PID/schedstat. A loop that is neither running nor waiting for
+  a core had no work: the searches in flight all waited on their back ends, or on
+  the admission gate.
 
     python bench/vs_searxng.py [--searxng DIR] [--searxng-python PY] [--seconds 15]
                                [--processes 2] [--only sleuth]
@@ -29,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -60,6 +67,9 @@ class Level:
     short: int
     requests: int
     cpu_ms: float  # per answered request, the server's process tree
+    # Shares of the wall time of the server's main thread (the event loop of one
+    # sleuth process): running, waiting for a core, blocked (idle).
+    loop_shares: tuple[float, float, float]
 
 
 def tree_cpu_seconds(pid: int) -> float:
@@ -79,13 +89,26 @@ def tree_cpu_seconds(pid: int) -> float:
     return total
 
 
+def thread_schedstat(pid: int) -> tuple[float, float]:
+    """Seconds the main thread of `pid` ran and waited runnable for a core (Linux
+    schedstat); NaN where it cannot be read."""
+    try:
+        ran, waited = Path(f"/proc/{pid}/task/{pid}/schedstat").read_text().split()[:2]
+    except (OSError, ValueError):
+        return math.nan, math.nan
+    return int(ran) / 1e9, int(waited) / 1e9
+
+
 def wrk(base: str, mode: str, clients: int, seconds: float, prefix: str, pid: int) -> Level:
     script = TOOLS / "side-by-side" / "load.lua"
     command = ["wrk", "-t1", f"-c{clients}", f"-d{seconds:g}s", "--timeout", "10s"]
     command += ["-s", str(script), base, "--", mode, prefix, str(EXPECTED_RESULTS)]
-    before = tree_cpu_seconds(pid)
+    before, (ran, waited), began = tree_cpu_seconds(pid), thread_schedstat(pid), time.monotonic()
     done = subprocess.run(command, capture_output=True, text=True, check=True)  # noqa: S603
     spent = tree_cpu_seconds(pid) - before
+    wall = time.monotonic() - began
+    ran_after, waited_after = thread_schedstat(pid)
+    running, waiting = (ran_after - ran) / wall, (waited_after - waited) / wall
     line = next((x for x in done.stdout.splitlines() if x.startswith("RESULT ")), None)
     if line is None:
         raise SystemExit(f"wrk printed no RESULT line:\n{done.stdout}\n{done.stderr}")
@@ -100,6 +123,7 @@ def wrk(base: str, mode: str, clients: int, seconds: float, prefix: str, pid: in
         short=result["short"] + result["empty"],
         requests=result["requests"],
         cpu_ms=1000 * spent / answered,
+        loop_shares=(running, waiting, 1 - running - waiting),
     )
 
 
@@ -281,6 +305,11 @@ def main() -> None:
         theirs, ours = pair("c1", f"{q}_ms")
         added_sx = theirs - BACKEND_DELAY_MS if theirs is not None else None
         row(f"added latency at c=1, {q}", added_sx, ours - BACKEND_DELAY_MS, "ms")
+    shares = results[("sleuth", "c16")].loop_shares
+    print(
+        "\nsleuth's event loop at c=16, 1 process, share of the wall time: running "
+        f"{shares[0]:.2f}, waiting for a core {shares[1]:.2f}, idle {shares[2]:.2f}"
+    )
     print("\nper level: answered, failed (non-200 or timed out), short of 20 results")
     for (name, level), found in sorted(results.items()):
         print(f"  {name:8} {level:6} {found.requests:6} {found.non200:5} {found.short:5}")

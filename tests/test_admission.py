@@ -96,6 +96,21 @@ async def test_the_limit_falls_while_the_loop_lags_and_grows_back_when_it_does_n
     await asyncio.gather(*held)
 
 
+async def test_searches_waiting_at_the_gate_start_while_the_loop_is_idle() -> None:
+    g = gate(min_searches=1, max_searches=8, lag_s=0.02)
+    release = asyncio.Event()
+    entered: list[str] = []
+    first = asyncio.create_task(hold(g, "first", entered, release))
+    await asyncio.sleep(0)
+    (state,) = g._loops.values()
+    state.limit, state.lag_s = 1.0, 10.0  # just after a busy spell: the lag fades slowly
+    later = [asyncio.create_task(hold(g, name, entered, release)) for name in "abc"]
+    await asyncio.sleep(0.2)  # the smoothed lag is still far above lag_s
+    assert sorted(entered) == ["a", "b", "c", "first"]  # nothing held while nothing ran
+    release.set()
+    await asyncio.gather(first, *later)
+
+
 def test_the_fan_out_ends_before_the_deadline_by_what_follows_it() -> None:
     finishing = FinishingTime(window=10)
     for seconds in (0.05,) * 9 + (0.4,):

@@ -8,7 +8,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from sleuth.contract import ResultItem
@@ -22,6 +25,7 @@ from sleuth.stages.results.dedupe import (
     hamming,
     simhash,
 )
+from sleuth.stages.results.dedupe import _opening as opening_of
 
 SETTINGS = DedupeSettings()
 DATA = Path(__file__).parents[2] / "data"
@@ -601,3 +605,19 @@ def test_coverage_bound_is_never_below_the_aligned_coverage() -> None:
         if not aligned.distinct:
             bound = details.coverage_at_most(title_a, snippet_a, title_b, snippet_b)
             assert bound >= aligned.coverage, (title_a, title_b)
+
+
+# Words and runs of white space (Unicode ones too), and a letter casefold lengthens.
+_SNIPPET_PIECES = st.sampled_from(
+    ["solar", "Straße", "太阳能", "x", " ", "  ", "\n\t", "\u3000", "\x1f", " " * 40, "ǅ"]
+)
+
+
+@given(
+    snippet=st.lists(_SNIPPET_PIECES, max_size=80).map("".join),
+    length=st.sampled_from([1, 2, 5, 16, 17, 40, 200]),
+)
+@hypothesis.settings(max_examples=1500, deadline=None)
+def test_the_opening_compared_is_the_collapsed_snippet_cut(snippet: str, length: int) -> None:
+    """Level 2 reads a snippet's start only: the same opening as the whole text gives."""
+    assert opening_of(snippet, length) == " ".join(snippet.split())[:length].casefold()

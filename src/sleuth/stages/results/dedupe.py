@@ -55,6 +55,8 @@ __all__ = ["DedupeSettings", "canonical_url", "dedupe", "dedupe_pages", "hamming
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _UNREAD = object()  # a title whose numbers are not read yet
 _PERCENT_ESCAPE = re.compile(r"%[0-9a-fA-F]{2}")
+# Characters read past a snippet's opening for the white space collapsed in it.
+_OPENING_SLACK = 16
 
 # SimHash adds the 64 bits of every token's hash as 64 counters at once: each hash
 # is spread into a big integer with one 8-bit lane per hash bit, so summing the
@@ -206,7 +208,6 @@ def canonical_url(url: str, settings: DedupeSettings) -> str:
     if parts.port_error:
         return url
     port = parts.port
-    drop = _param_matcher(tuple(settings.tracking_params), tuple(settings.session_params))
 
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").rstrip(".").removeprefix("www.")
@@ -222,6 +223,9 @@ def canonical_url(url: str, settings: DedupeSettings) -> str:
         scheme = "https"
 
     path = parts.path
+    # Only path parameters and a query have names to drop (most links have neither).
+    if ";" in path or parts.query:
+        drop = _param_matcher(tuple(settings.tracking_params), tuple(settings.session_params))
     if ";" in path:
         segments = []
         for segment in path.split("/"):
@@ -288,7 +292,7 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
         if page:
             union(first_by_key.setdefault(("url", page), index), index)
         title = " ".join(item.title.split()).casefold()
-        opening = " ".join(item.snippet.split())[: settings.snippet_prefix_chars].casefold()
+        opening = _opening(item.snippet, settings.snippet_prefix_chars)
         if title and opening:
             holder = first_by_key.setdefault(("text", title, opening), index)
             if find(holder) == find(index):
@@ -394,6 +398,21 @@ def dedupe_pages(
         canonical = [canonical_url(item.url, settings) if item.url else None for item in members]
         merged.append(_merge(members, canonical) if len(group) > 1 else members[0])
     return merged
+
+
+def _opening(snippet: str, length: int) -> str:
+    """The first `length` characters of the snippet with its white space collapsed,
+    casefolded: `" ".join(snippet.split())[:length].casefold()`.
+
+    Read from the snippet's start only: collapsed, any start of a text is a start of the
+    whole text collapsed (a word cut in two is the start of that word), so once it is
+    `length` long it is the same opening.
+    """
+    head = snippet[: length + _OPENING_SLACK]
+    opening = " ".join(head.split())
+    if len(opening) < length and len(head) < len(snippet):
+        opening = " ".join(snippet.split())  # white space ran long: the whole text
+    return opening[:length].casefold()
 
 
 def _details_differ(a: ResultItem, b: ResultItem, settings: DedupeSettings) -> bool:

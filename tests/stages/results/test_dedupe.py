@@ -621,3 +621,65 @@ _SNIPPET_PIECES = st.sampled_from(
 def test_the_opening_compared_is_the_collapsed_snippet_cut(snippet: str, length: int) -> None:
     """Level 2 reads a snippet's start only: the same opening as the whole text gives."""
     assert opening_of(snippet, length) == " ".join(snippet.split())[:length].casefold()
+
+
+def _groups_by_link_and_opening(
+    items: list[ResultItem], settings: DedupeSettings
+) -> list[set[str]]:
+    """Levels 1 and 2 as stated: every item keyed by its canonical link and by its
+    title and opening, an item joining the first with its key (unless a detail keeps
+    the texts apart at level 2)."""
+    group_of = {entry.id: {entry.id} for entry in items}
+    first: dict[tuple[str, ...], ResultItem] = {}
+
+    def join(a: str, b: str) -> None:
+        if group_of[a] is not group_of[b]:
+            merged = group_of[a] | group_of[b]
+            for member in merged:
+                group_of[member] = merged
+
+    for entry in items:
+        if entry.url:
+            join(first.setdefault(("url", canonical_url(entry.url, settings)), entry).id, entry.id)
+        title = " ".join(entry.title.split()).casefold()
+        opening = " ".join(entry.snippet.split())[: settings.snippet_prefix_chars].casefold()
+        if title and opening:
+            holder = first.setdefault(("text", title, opening), entry)
+            if group_of[holder.id] is group_of[entry.id]:
+                continue
+            if not details.compare_items(
+                holder.title, holder.snippet, entry.title, entry.snippet
+            ).distinct:
+                join(holder.id, entry.id)
+    return list({id(group): group for group in group_of.values()}.values())
+
+
+_LEVEL_TWO_ITEMS = st.lists(
+    st.tuples(
+        st.sampled_from(
+            [None, "https://a.example/x", "http://www.a.example/x/", "https://b.example/"]
+        ),
+        st.sampled_from(["Python 3.13", "python  3.13", "Python 3.12", "", "Rust 1.80 - Blog"]),
+        st.sampled_from(
+            ["", "Notes.", "The newest  release.", "The newest release. More", "3 new"]
+        ),
+    ),
+    max_size=12,
+)
+
+
+@given(_LEVEL_TWO_ITEMS)
+@hypothesis.settings(max_examples=500, deadline=None)
+def test_levels_one_and_two_group_as_stated(rows: list[tuple[str | None, str, str]]) -> None:
+    """Only titles another item shares have their openings read: the same groups."""
+    settings = DedupeSettings(simhash_max_distance=0)
+    items = [
+        item(url, title=title, snippet=snippet, provider=f"p{rank}", rank=rank)
+        for rank, (url, title, snippet) in enumerate(rows, start=1)
+    ]
+    merged = dedupe(items, settings)
+    groups = [set(result.providers) for result in merged]
+    expected = _groups_by_link_and_opening(items, settings)
+    assert sorted(map(sorted, groups)) == sorted(
+        sorted(entry.providers[0] for entry in items if entry.id in group) for group in expected
+    )

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from hashlib import blake2b
@@ -287,11 +288,16 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
             parent[max(root_a, root_b)] = min(root_a, root_b)
 
     canonical = [canonical_url(item.url, settings) if item.url else None for item in items]
+    titles = [" ".join(item.title.split()).casefold() for item in items]
+    # An item whose title no other has is the first with its title and opening: it
+    # is compared with nothing, so its opening is not read.
+    shared = {title for title, count in Counter(titles).items() if count > 1}
     first_by_key: dict[tuple[str, ...], int] = {}
-    for index, (item, page) in enumerate(zip(items, canonical, strict=True)):
+    for index, (item, page, title) in enumerate(zip(items, canonical, titles, strict=True)):
         if page:
             union(first_by_key.setdefault(("url", page), index), index)
-        title = " ".join(item.title.split()).casefold()
+        if title not in shared:
+            continue
         opening = _opening(item.snippet, settings.snippet_prefix_chars)
         if title and opening:
             holder = first_by_key.setdefault(("text", title, opening), index)

@@ -7,6 +7,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlunsplit
 
 import hypothesis
 import pytest
@@ -25,6 +26,7 @@ from sleuth.stages.results.dedupe import (
     hamming,
     simhash,
 )
+from sleuth.stages.results.dedupe import _joined as joined
 from sleuth.stages.results.dedupe import _opening as opening_of
 
 SETTINGS = DedupeSettings()
@@ -683,3 +685,14 @@ def test_levels_one_and_two_group_as_stated(rows: list[tuple[str | None, str, st
     assert sorted(map(sorted, groups)) == sorted(
         sorted(entry.providers[0] for entry in items if entry.id in group) for group in expected
     )
+
+
+_PARTS = st.sampled_from(["", "a", "/", "//", "/a/b", "a/b", "?", "#", ":", "x:y", "[::1]", "例"])
+
+
+@given(st.tuples(st.sampled_from(["", "https", "file", "mailto", "x"]), *[_PARTS] * 4))
+@hypothesis.settings(max_examples=1000, deadline=None)
+def test_a_canonical_link_is_joined_as_urlunsplit_joins_it(
+    parts: tuple[str, str, str, str, str],
+) -> None:
+    assert joined(*parts) == urlunsplit(parts)

@@ -243,7 +243,22 @@ def canonical_url(url: str, settings: DedupeSettings) -> str:
         pairs = parse_qsl(parts.query, keep_blank_values=True)
         query = urlencode(sorted(pair for pair in pairs if not drop(pair[0])), quote_via=quote)
     fragment = parts.fragment if parts.fragment.startswith("!") else ""
-    return urlunsplit((scheme, netloc, path, query, fragment))
+    return _joined(scheme, netloc, path, query, fragment)
+
+
+def _joined(scheme: str, netloc: str, path: str, query: str, fragment: str) -> str:
+    """`urlunsplit((scheme, netloc, path, query, fragment))`; a link with an authority,
+    which nearly every one has, joined here without its argument checks."""
+    if not netloc:
+        return urlunsplit((scheme, netloc, path, query, fragment))
+    if path and path[:1] != "/":
+        path = "/" + path
+    url = f"{scheme}://{netloc}{path}" if scheme else f"//{netloc}{path}"
+    if query:
+        url = f"{url}?{query}"
+    if fragment:
+        url = f"{url}#{fragment}"
+    return url
 
 
 def simhash(text: str) -> int:

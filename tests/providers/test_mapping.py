@@ -111,3 +111,20 @@ def test_a_later_alias_answering_is_recorded_as_a_fallback() -> None:
     )
     assert first.fell_back == ()
     assert second.fell_back == ("snippet",)
+
+
+def test_an_extra_of_one_key_keeps_what_is_there_and_skips_what_is_empty() -> None:
+    mapping = FieldMapping(
+        results="",
+        fields={"title": ["title"]},
+        extras={"score": ["score"], "tags": ["tags"], "meta": ["meta"], "note": ["note"]},
+    )
+    body = [
+        {"title": "A", "score": 0, "tags": [], "meta": {}, "note": ""},
+        {"title": "B", "score": 0.5, "tags": ["x"], "meta": {"k": 1}, "note": False},
+        {"title": "C", "score": None},
+    ]
+    first, second, third = apply(mapping, body)
+    assert first.fields == {"score": 0}
+    assert second.fields == {"score": 0.5, "tags": ["x"], "meta": {"k": 1}, "note": False}
+    assert third.fields == {}

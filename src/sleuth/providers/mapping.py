@@ -198,9 +198,16 @@ def hit_from(mapping: FieldMapping, record: Any) -> RawHit:
                 break
     extras = {}
     for name, aliases in extra_paths:
-        value = _first_present(record, aliases)
-        if value is not None:
-            extras[name] = value
+        if plain and len(aliases) == 1 and len(aliases[0]) == 1:
+            # One one-key alias, the common case: `_first_present` without the walk.
+            value = record.get(aliases[0][0])
+            if value is None or value == "" or value == [] or value == {}:
+                continue
+        else:
+            value = _first_present(record, aliases)
+            if value is None:
+                continue
+        extras[name] = value
     return RawHit(
         url=found.get("url"),
         title=found.get("title"),

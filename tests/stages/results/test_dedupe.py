@@ -7,8 +7,12 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlunsplit
 
+import hypothesis
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from sleuth.contract import ResultItem
@@ -22,6 +26,8 @@ from sleuth.stages.results.dedupe import (
     hamming,
     simhash,
 )
+from sleuth.stages.results.dedupe import _joined as joined
+from sleuth.stages.results.dedupe import _opening as opening_of
 
 SETTINGS = DedupeSettings()
 DATA = Path(__file__).parents[2] / "data"
@@ -601,3 +607,92 @@ def test_coverage_bound_is_never_below_the_aligned_coverage() -> None:
         if not aligned.distinct:
             bound = details.coverage_at_most(title_a, snippet_a, title_b, snippet_b)
             assert bound >= aligned.coverage, (title_a, title_b)
+
+
+# Words and runs of white space (Unicode ones too), and a letter casefold lengthens.
+_SNIPPET_PIECES = st.sampled_from(
+    ["solar", "Straße", "太阳能", "x", " ", "  ", "\n\t", "\u3000", "\x1f", " " * 40, "ǅ"]
+)
+
+
+@given(
+    snippet=st.lists(_SNIPPET_PIECES, max_size=80).map("".join),
+    length=st.sampled_from([1, 2, 5, 16, 17, 40, 200]),
+)
+@hypothesis.settings(max_examples=1500, deadline=None)
+def test_the_opening_compared_is_the_collapsed_snippet_cut(snippet: str, length: int) -> None:
+    """Level 2 reads a snippet's start only: the same opening as the whole text gives."""
+    assert opening_of(snippet, length) == " ".join(snippet.split())[:length].casefold()
+
+
+def _groups_by_link_and_opening(
+    items: list[ResultItem], settings: DedupeSettings
+) -> list[set[str]]:
+    """Levels 1 and 2 as stated: every item keyed by its canonical link and by its
+    title and opening, an item joining the first with its key (unless a detail keeps
+    the texts apart at level 2)."""
+    group_of = {entry.id: {entry.id} for entry in items}
+    first: dict[tuple[str, ...], ResultItem] = {}
+
+    def join(a: str, b: str) -> None:
+        if group_of[a] is not group_of[b]:
+            merged = group_of[a] | group_of[b]
+            for member in merged:
+                group_of[member] = merged
+
+    for entry in items:
+        if entry.url:
+            join(first.setdefault(("url", canonical_url(entry.url, settings)), entry).id, entry.id)
+        title = " ".join(entry.title.split()).casefold()
+        opening = " ".join(entry.snippet.split())[: settings.snippet_prefix_chars].casefold()
+        if title and opening:
+            holder = first.setdefault(("text", title, opening), entry)
+            if group_of[holder.id] is group_of[entry.id]:
+                continue
+            if not details.compare_items(
+                holder.title, holder.snippet, entry.title, entry.snippet
+            ).distinct:
+                join(holder.id, entry.id)
+    return list({id(group): group for group in group_of.values()}.values())
+
+
+_LEVEL_TWO_ITEMS = st.lists(
+    st.tuples(
+        st.sampled_from(
+            [None, "https://a.example/x", "http://www.a.example/x/", "https://b.example/"]
+        ),
+        st.sampled_from(["Python 3.13", "python  3.13", "Python 3.12", "", "Rust 1.80 - Blog"]),
+        st.sampled_from(
+            ["", "Notes.", "The newest  release.", "The newest release. More", "3 new"]
+        ),
+    ),
+    max_size=12,
+)
+
+
+@given(_LEVEL_TWO_ITEMS)
+@hypothesis.settings(max_examples=500, deadline=None)
+def test_levels_one_and_two_group_as_stated(rows: list[tuple[str | None, str, str]]) -> None:
+    """Only titles another item shares have their openings read: the same groups."""
+    settings = DedupeSettings(simhash_max_distance=0)
+    items = [
+        item(url, title=title, snippet=snippet, provider=f"p{rank}", rank=rank)
+        for rank, (url, title, snippet) in enumerate(rows, start=1)
+    ]
+    merged = dedupe(items, settings)
+    groups = [set(result.providers) for result in merged]
+    expected = _groups_by_link_and_opening(items, settings)
+    assert sorted(map(sorted, groups)) == sorted(
+        sorted(entry.providers[0] for entry in items if entry.id in group) for group in expected
+    )
+
+
+_PARTS = st.sampled_from(["", "a", "/", "//", "/a/b", "a/b", "?", "#", ":", "x:y", "[::1]", "例"])
+
+
+@given(st.tuples(st.sampled_from(["", "https", "file", "mailto", "x"]), *[_PARTS] * 4))
+@hypothesis.settings(max_examples=1000, deadline=None)
+def test_a_canonical_link_is_joined_as_urlunsplit_joins_it(
+    parts: tuple[str, str, str, str, str],
+) -> None:
+    assert joined(*parts) == urlunsplit(parts)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from hashlib import blake2b
@@ -55,6 +56,8 @@ __all__ = ["DedupeSettings", "canonical_url", "dedupe", "dedupe_pages", "hamming
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 _UNREAD = object()  # a title whose numbers are not read yet
 _PERCENT_ESCAPE = re.compile(r"%[0-9a-fA-F]{2}")
+# Characters read past a snippet's opening for the white space collapsed in it.
+_OPENING_SLACK = 16
 
 # SimHash adds the 64 bits of every token's hash as 64 counters at once: each hash
 # is spread into a big integer with one 8-bit lane per hash bit, so summing the
@@ -206,7 +209,6 @@ def canonical_url(url: str, settings: DedupeSettings) -> str:
     if parts.port_error:
         return url
     port = parts.port
-    drop = _param_matcher(tuple(settings.tracking_params), tuple(settings.session_params))
 
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").rstrip(".").removeprefix("www.")
@@ -222,6 +224,9 @@ def canonical_url(url: str, settings: DedupeSettings) -> str:
         scheme = "https"
 
     path = parts.path
+    # Only path parameters and a query have names to drop (most links have neither).
+    if ";" in path or parts.query:
+        drop = _param_matcher(tuple(settings.tracking_params), tuple(settings.session_params))
     if ";" in path:
         segments = []
         for segment in path.split("/"):
@@ -238,7 +243,22 @@ def canonical_url(url: str, settings: DedupeSettings) -> str:
         pairs = parse_qsl(parts.query, keep_blank_values=True)
         query = urlencode(sorted(pair for pair in pairs if not drop(pair[0])), quote_via=quote)
     fragment = parts.fragment if parts.fragment.startswith("!") else ""
-    return urlunsplit((scheme, netloc, path, query, fragment))
+    return _joined(scheme, netloc, path, query, fragment)
+
+
+def _joined(scheme: str, netloc: str, path: str, query: str, fragment: str) -> str:
+    """`urlunsplit((scheme, netloc, path, query, fragment))`; a link with an authority,
+    which nearly every one has, joined here without its argument checks."""
+    if not netloc:
+        return urlunsplit((scheme, netloc, path, query, fragment))
+    if path and path[:1] != "/":
+        path = "/" + path
+    url = f"{scheme}://{netloc}{path}" if scheme else f"//{netloc}{path}"
+    if query:
+        url = f"{url}?{query}"
+    if fragment:
+        url = f"{url}#{fragment}"
+    return url
 
 
 def simhash(text: str) -> int:
@@ -283,12 +303,17 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
             parent[max(root_a, root_b)] = min(root_a, root_b)
 
     canonical = [canonical_url(item.url, settings) if item.url else None for item in items]
+    titles = [" ".join(item.title.split()).casefold() for item in items]
+    # An item whose title no other has is the first with its title and opening: it
+    # is compared with nothing, so its opening is not read.
+    shared = {title for title, count in Counter(titles).items() if count > 1}
     first_by_key: dict[tuple[str, ...], int] = {}
-    for index, (item, page) in enumerate(zip(items, canonical, strict=True)):
+    for index, (item, page, title) in enumerate(zip(items, canonical, titles, strict=True)):
         if page:
             union(first_by_key.setdefault(("url", page), index), index)
-        title = " ".join(item.title.split()).casefold()
-        opening = " ".join(item.snippet.split())[: settings.snippet_prefix_chars].casefold()
+        if title not in shared:
+            continue
+        opening = _opening(item.snippet, settings.snippet_prefix_chars)
         if title and opening:
             holder = first_by_key.setdefault(("text", title, opening), index)
             if find(holder) == find(index):
@@ -394,6 +419,21 @@ def dedupe_pages(
         canonical = [canonical_url(item.url, settings) if item.url else None for item in members]
         merged.append(_merge(members, canonical) if len(group) > 1 else members[0])
     return merged
+
+
+def _opening(snippet: str, length: int) -> str:
+    """The first `length` characters of the snippet with its white space collapsed,
+    casefolded: `" ".join(snippet.split())[:length].casefold()`.
+
+    Read from the snippet's start only: collapsed, any start of a text is a start of the
+    whole text collapsed (a word cut in two is the start of that word), so once it is
+    `length` long it is the same opening.
+    """
+    head = snippet[: length + _OPENING_SLACK]
+    opening = " ".join(head.split())
+    if len(opening) < length and len(head) < len(snippet):
+        opening = " ".join(snippet.split())  # white space ran long: the whole text
+    return opening[:length].casefold()
 
 
 def _details_differ(a: ResultItem, b: ResultItem, settings: DedupeSettings) -> bool:

@@ -227,7 +227,8 @@ def title_numbers(title: str) -> tuple[str, ...] | None:
     ellipsis). Two uncut titles with different numbers are two pages by `compare_items`
     whatever their snippets: a check that costs nothing per pair."""
     core = _without_site(title)
-    return None if _ends_cut(core) else _numbers(_plain_tokens(core))
+    # Not through _numbers' cache: a new title's tokens are a new key, looked up in vain.
+    return None if _ends_cut(core) else _numbers_of(_plain_tokens(core))
 
 
 def text_numbers(text: str) -> frozenset[str]:
@@ -282,6 +283,11 @@ def _without_site(title: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _numbers(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    return _numbers_of(tokens)
+
+
+def _numbers_of(tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """The tokens that hold a digit, sorted, without a sentence's "\\n" mark."""
     # A word of letters only (most are) holds no digit.
     return tuple(
         sorted(

@@ -88,6 +88,13 @@ ABBREVIATIONS = frozenset(
 _OPENING = "([{\"'“‘（【"
 
 
+# The spans of texts cut after a sentence (`sentence_prefix`), taken from the whole
+# text's: `sentence_spans` uses them instead of splitting the cut text again. A hint,
+# bounded by emptying it when full.
+_PREFIX_SPANS: dict[str, tuple[tuple[int, int], ...]] = {}
+_PREFIX_SPANS_MAX = 1024
+
+
 @lru_cache(maxsize=4096)
 def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     """(start, end) of each sentence in `text`, closing punctuation in, spaces out.
@@ -97,6 +104,29 @@ def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     >>> [text[a:b] for a, b in sentence_spans(text)]
     ['One.', 'Two!', 'Ask Dr. Smith.']
     """
+    known = _PREFIX_SPANS.pop(text, None)
+    return _spans(text) if known is None else known
+
+
+def sentence_prefix(text: str, end: int) -> str:
+    """`text[:end]`, `end` being where one of its sentences ends (a span's end), its
+    sentences remembered for `sentence_spans`: they are the whole text's that end by
+    `end`. Not when `text` may hold a numbered list, whose markers are read by their
+    neighbours: a cut can take a marker's neighbour away.
+
+    >>> sentence_spans(sentence_prefix("One. Two! Three.", 9))
+    ((0, 4), (5, 9))
+    """
+    prefix = text[:end]
+    if end < len(text) and not _has_digit_dot_space(text):
+        if len(_PREFIX_SPANS) >= _PREFIX_SPANS_MAX:
+            _PREFIX_SPANS.clear()
+        _PREFIX_SPANS[prefix] = tuple(span for span in sentence_spans(text) if span[1] <= end)
+    return prefix
+
+
+def _spans(text: str) -> tuple[tuple[int, int], ...]:
+    """What `sentence_spans` returns, found anew."""
     spans = []
     start = 0
     open_start: int | None = None

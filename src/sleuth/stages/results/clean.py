@@ -21,7 +21,7 @@ import nh3
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import ResultItem
-from sleuth.text import CJK_RUN, sentence_spans
+from sleuth.text import CJK_RUN, sentence_prefix, sentence_spans
 
 __all__ = ["AD_FLAG", "CleanSettings", "clean", "cut_snippet", "strip_html"]
 
@@ -140,7 +140,8 @@ def cut_snippet(text: str, max_chars: int) -> str:
         return text
     ends = _sentence_ends(text)
     fitting = [end for end in ends if end <= max_chars]
-    return text[: fitting[-1] if fitting else ends[0]]
+    # The cut's sentences are known now: summarize splits the same snippet.
+    return sentence_prefix(text, fitting[-1] if fitting else ends[0])
 
 
 def clean(items: Sequence[ResultItem], settings: CleanSettings) -> list[ResultItem]:

@@ -1,8 +1,12 @@
 """Language helpers: tokens and sentence ends, Chinese and English."""
 
-import pytest
+import importlib
 
-from sleuth.text import language_of, sentence_spans, split_sentences, tokens
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from sleuth.text import language_of, sentence_prefix, sentence_spans, split_sentences, tokens
 
 
 def test_tokens_split_latin_words_and_chinese_bigrams() -> None:
@@ -78,3 +82,28 @@ def test_language_of_a_mixed_query() -> None:
     assert language_of("what's new in python 3.13") == "en"
     assert language_of("iPhone 16 价格") == "zh"  # a Chinese query about a Latin-named product
     assert language_of("the word 你好 means hello in Chinese") == "en"
+
+
+# Words, marks and numbers that sentence ends depend on: abbreviations, decimals, list
+# markers, closing quotes, Chinese marks, lower- and upper-case next words.
+# fmt: off
+_PIECES = [
+    "One", "two", "Dr.", "e.g.", "no.", "3.5", "1.", "2.", "3.", "12.", "x.", ".", "!", "?",
+    "。", "！", "？", "”", '"', ")", "’", "(", "“", "第一句", "iPhone", "Steps:", ":", " ",
+    "  ", "\n", "\t", "\u3000",
+]
+# fmt: on
+_SENTENCES = st.lists(st.sampled_from(_PIECES), max_size=30).map("".join)
+
+
+@given(_SENTENCES)
+@example("Steps: 1. Mix it. 2. Bake it. Done.")
+@example("Ask Dr. Smith. He knows. e.g. this")
+def test_a_text_cut_after_a_sentence_has_the_sentences_it_kept(text: str) -> None:
+    # sentence_prefix hands the cut text's spans on to sentence_spans: the ones found anew.
+    found_anew = importlib.import_module("sleuth.text")._spans
+    for _, end in sentence_spans(text):
+        prefix = sentence_prefix(text, end)
+        assert prefix == text[:end]
+        assert sentence_spans(prefix) == found_anew(prefix)
+        sentence_spans.cache_clear()  # the next cut is split anew or handed on again

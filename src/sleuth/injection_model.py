@@ -145,15 +145,19 @@ class ModelSettings(BaseModel):
 
     @property
     def loaded(self) -> InjectionModel | None:
-        """The model in use, None when disabled."""
-        return self._model
+        """The model in use, None when disabled. Read from where pydantic keeps it:
+        `self._model` goes through pydantic's `__getattr__`, which raises and catches
+        two AttributeErrors (3-5 us a read; the guard reads it several times a query)."""
+        model: InjectionModel | None = (self.__pydantic_private__ or {}).get("_model")
+        return model
 
     @property
     def cutoff(self) -> float:
         """The threshold in force: the configured one, else the model's."""
         if self.threshold is not None:
             return self.threshold
-        return self._model.threshold if self._model is not None else 1.0
+        model = self.loaded
+        return model.threshold if model is not None else 1.0
 
     def cutoff_for(self, patterns_found: bool) -> float:
         """The threshold in force for a query where the patterns or the score found an
@@ -161,6 +165,7 @@ class ModelSettings(BaseModel):
         if not patterns_found:
             return self.cutoff
         lower = self.threshold_with_pattern
-        if lower is None and self._model is not None:
-            lower = self._model.threshold_with_pattern
+        model = self.loaded
+        if lower is None and model is not None:
+            lower = model.threshold_with_pattern
         return min(lower, self.cutoff) if lower is not None else self.cutoff

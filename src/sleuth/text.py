@@ -36,6 +36,10 @@ _NEXT_WORD = re.compile(r"\s+(\S)?")
 # "1. " / "2. " at the start or after a space: a numbered list's marker, when the list
 # has a neighbouring number too (so "it costs 12. Then" stays a sentence end).
 _LIST_MARKER = re.compile(r"(?:^|(?<=\s))(\d{1,2})\.(?=\s)")
+# A digit, a dot and a space, written to start with the dot: the regex engine then
+# jumps from dot to dot; one that starts with a digit class tries every character, 20x
+# slower on a snippet.
+_DIGIT_DOT_SPACE = re.compile(r"\.(?<=\d\.)\s")
 
 
 def is_cjk(char: str) -> bool:
@@ -88,6 +92,13 @@ ABBREVIATIONS = frozenset(
 _OPENING = "([{\"'“‘（【"
 
 
+# The spans of texts cut after a sentence (`sentence_prefix`), taken from the whole
+# text's: `sentence_spans` uses them instead of splitting the cut text again. A hint,
+# bounded by emptying it when full.
+_PREFIX_SPANS: dict[str, tuple[tuple[int, int], ...]] = {}
+_PREFIX_SPANS_MAX = 1024
+
+
 @lru_cache(maxsize=4096)
 def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     """(start, end) of each sentence in `text`, closing punctuation in, spaces out.
@@ -97,6 +108,29 @@ def sentence_spans(text: str) -> tuple[tuple[int, int], ...]:
     >>> [text[a:b] for a, b in sentence_spans(text)]
     ['One.', 'Two!', 'Ask Dr. Smith.']
     """
+    known = _PREFIX_SPANS.pop(text, None)
+    return _spans(text) if known is None else known
+
+
+def sentence_prefix(text: str, end: int) -> str:
+    """`text[:end]`, `end` being where one of its sentences ends (a span's end), its
+    sentences remembered for `sentence_spans`: they are the whole text's that end by
+    `end`. Not when `text` may hold a numbered list, whose markers are read by their
+    neighbours: a cut can take a marker's neighbour away.
+
+    >>> sentence_spans(sentence_prefix("One. Two! Three.", 9))
+    ((0, 4), (5, 9))
+    """
+    prefix = text[:end]
+    if end < len(text) and not _has_digit_dot_space(text):
+        if len(_PREFIX_SPANS) >= _PREFIX_SPANS_MAX:
+            _PREFIX_SPANS.clear()
+        _PREFIX_SPANS[prefix] = tuple(span for span in sentence_spans(text) if span[1] <= end)
+    return prefix
+
+
+def _spans(text: str) -> tuple[tuple[int, int], ...]:
+    """What `sentence_spans` returns, found anew."""
     spans = []
     start = 0
     open_start: int | None = None
@@ -118,25 +152,27 @@ def _sentence_ends(text: str) -> list[int]:
     """Where sentences end, by the rule above (a plain scan: this runs on every snippet)."""
     ends: list[int] = []
     markers = _list_markers(text)
+    length = len(text)
     for mark in _END_MARK.finditer(text):
-        end = mark.end()
-        if mark.start() in markers:
+        start, end = mark.span()
+        if markers and start in markers:
             # "2." of a numbered list opens an item: the sentence before ends before it.
-            before = text[: markers[mark.start()]].rstrip()
+            before = text[: markers[start]].rstrip()
             # "Steps: 1. ..." keeps its introduction with the first item.
             if before and before[-1] not in ":：" and (not ends or ends[-1] < len(before)):
                 ends.append(len(before))
             continue
-        if mark.group()[0] in "。！？":
+        kind = text[start]
+        if kind in "。！？" or end == length:
             ends.append(end)
-            continue
-        following = _NEXT_WORD.match(text, end)
-        # ! and ? end before any space; "." only before a word not in lower case.
-        ends_here = following is not None and (
-            mark.group()[0] in "!?" or not (following.group(1) or "").islower()
-        )
-        if end == len(text) or ends_here:
-            ends.append(end)
+        elif text[end].isspace():
+            # ! and ? end before any space; "." only before a word not in lower case.
+            word = text[end + 1 : end + 2]  # the next word's first letter, most often
+            if word.isspace():
+                following = _NEXT_WORD.match(text, end)
+                word = (following.group(1) if following else None) or ""
+            if kind != "." or not word.islower():
+                ends.append(end)
     return ends
 
 
@@ -155,14 +191,8 @@ def _list_markers(text: str) -> dict[int, int]:
 
 def _has_digit_dot_space(text: str) -> bool:
     """Whether `text` holds a decimal digit, a dot and a white-space character in a row
-    (what the pattern \\d\\.\\s finds), looked for from the dots: a regex that starts
-    with a digit class tries it at every character, twenty times slower on a snippet."""
-    dot = text.find(".")
-    while dot != -1:
-        if dot and text[dot - 1].isdecimal() and text[dot + 1 : dot + 2].isspace():
-            return True
-        dot = text.find(".", dot + 1)
-    return False
+    (what the pattern \\d\\.\\s finds), looked for from the dots (`_DIGIT_DOT_SPACE`)."""
+    return _DIGIT_DOT_SPACE.search(text) is not None
 
 
 def split_sentences(text: str) -> list[str]:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+import unicodedata
+
 import pytest
 from pydantic import ValidationError
 
@@ -353,3 +356,15 @@ def test_a_filler_word_named_after_an_article_is_kept(query: str, keywords: str)
 
 def test_a_filler_word_after_an_article_without_a_content_word_after_it_stays_filler() -> None:
     assert rewrite("is it for the for", [], RewriteSettings()).terms == ("is it for the for",)
+
+
+def test_every_control_or_format_character_is_unprintable() -> None:
+    # The rewrite looks for characters to drop in unprintable queries only.
+    dropped = [
+        chr(code)
+        for code in range(sys.maxunicode + 1)
+        if unicodedata.category(chr(code)) in ("Cc", "Cf")
+    ]
+    assert dropped and not any(char.isprintable() for char in dropped)
+    hidden = rewrite("python\u200b 3.12\u00ad release notes", [], RewriteSettings())
+    assert hidden.keywords == rewrite("python 3.12 release notes", [], RewriteSettings()).keywords

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import html
 import importlib
+import re
 import sys
 
+import nh3
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from sleuth.contract import ResultItem
@@ -38,6 +43,49 @@ def item(title: str, snippet: str = "", url: str | None = None) -> ResultItem:
 )
 def test_strip_html_keeps_text_and_drops_markup(raw: str, plain: str) -> None:
     assert strip_html(raw) == plain
+
+
+_BLOCK_TAG = re.compile(
+    r"<\s*/?\s*(?:br|p|div|li|tr|td|th|h[1-6]|ul|ol|table|blockquote|section|article)\b[^>]*>",
+    re.IGNORECASE,
+)
+_HIDDEN = re.compile("[\ufeff\u200b\u200c\u200d\u2060\u00ad\u180e]")
+
+
+def parsed_by_nh3(text: str) -> str:
+    """strip_html's rule with every text through the HTML parser, as it once was."""
+    if "<" in text or "&" in text:
+        text = html.unescape(nh3.clean(_BLOCK_TAG.sub(" ", text), tags=set()))
+    return " ".join(_HIDDEN.sub("", text).split())
+
+
+# Highlighting tags (the ones strip_html reads without the parser) and near misses,
+# other markup, entities, comments, broken tags, characters HTML parsers change.
+# fmt: off
+_MARKUP = [
+    "<em>", "</em>", "<b>", "</b>", "<strong>", "</strong>", "<i>", "</i>", "<mark>",
+    "</mark>", "<span>", "</span>", '<span class="searchmatch">', "<EM>", "<em >", "</em",
+    "<b", '<span class="other">', "<span class='searchmatch'>", "<br>", "<p>", "</p>",
+    "<div>", "<script>", "</script>", "<style>", "<table>", "<td>", "<a href='x'>", "</a>",
+    "<!--", "-->", "<!-- c -->", "<![CDATA[", "]]>", "<?x?>", "<!DOCTYPE html>", "<", ">",
+    "</", "/>", "&", "&amp;", "&lt;", "&gt;", "&quot;", "&nbsp;", "&#60;", "&#x3c;", "&lt",
+    "&amp", "&copy", ";", "=", '"', "'", "\u00a0", "\x00", "\r", "\r\n", "\n", "\t",
+    "\u200b", "\ufeff", "\u00ad", "\u3000", "\ue000", "\ufffe", " ", "  ",
+]
+_WORDS = ["Python", "efficiency", "太阳能", "电池。", "3.5", "a", "é", "x.", "!", "?"]
+# fmt: on
+_TAG_SOUP = st.lists(st.sampled_from(_MARKUP + _WORDS), max_size=25).map("".join)
+_HIGHLIGHTED = st.lists(st.sampled_from(_MARKUP[:13] + _WORDS + [" ", ">"]), max_size=25).map(
+    "".join
+)
+
+
+@given(st.one_of(_TAG_SOUP, _HIGHLIGHTED, st.text(max_size=80)))
+@example("<em>a</b></em>b<strong><i>c</strong>d</i> > e")
+@example('<span class="searchmatch"><em>x</span>y</em>')
+def test_strip_html_gives_what_the_html_parser_gives(text: str) -> None:
+    # Highlighted snippets skip the parser; nothing else may tell the difference.
+    assert strip_html(text) == parsed_by_nh3(text)
 
 
 def test_clean_strips_title_and_snippet_and_leaves_input_alone() -> None:
@@ -194,3 +242,10 @@ def test_every_invisible_character_removed_is_unprintable() -> None:
     invisible = [chr(c) for c in range(sys.maxunicode + 1) if clean_module._INVISIBLE.match(chr(c))]
     assert invisible and not any(char.isprintable() for char in invisible)
     assert strip_html("zero\u200bwidth\ufeff and soft\u00adhyphen") == "zerowidth and softhyphen"
+
+
+def test_every_white_space_but_the_space_is_unprintable() -> None:
+    # strip_html leaves a printable text without "  " or an outer space as it is.
+    spaces = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace()]
+    assert [char for char in spaces if char.isprintable()] == [" "]
+    assert strip_html("already plain text, 已经干净") == "already plain text, 已经干净"

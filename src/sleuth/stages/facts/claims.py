@@ -224,6 +224,14 @@ class ClaimSettings(BaseModel):
         """Compile the tables once per settings object, never per search."""
         self._compiled = _Compiled(self)
 
+    @property
+    def compiled(self) -> _Compiled:
+        """The compiled tables, set at validation. `self._compiled` would go through
+        pydantic's `__getattr__`, which raises and catches two AttributeErrors: 3-5 us
+        a read, and a search reads them often."""
+        found: _Compiled = (self.__pydantic_private__ or {})["_compiled"]
+        return found
+
 
 class _Compiled:
     """The matchers and lookups of one `ClaimSettings`, as plain attributes (reading a
@@ -335,7 +343,7 @@ def extract_claims(
     ...     ["iPhone", "16", "price"], ClaimSettings())]
     [(999.0, 'USD', 'iphone 16 pro'), (799.0, 'USD', 'iphone 16')]
     """
-    return _extract(text, terms_key(query_terms), settings._compiled, title)
+    return _extract(text, terms_key(query_terms), settings.compiled, title)
 
 
 def extract_item_claims(
@@ -350,7 +358,7 @@ def extract_item_claims(
     ...  for found in extract_item_claims([item], ["iPhone", "16"], ClaimSettings())]
     [[(5999.0, 'iphone 16')]]
     """
-    terms, compiled = terms_key(query_terms), settings._compiled  # once, not per item
+    terms, compiled = terms_key(query_terms), settings.compiled  # once, not per item
     return [_extract(item.snippet, terms, compiled, item.title) for item in items]
 
 
@@ -540,7 +548,7 @@ def subject_key(claim: Claim, settings: ClaimSettings) -> str:
     """
     if not claim.from_query:
         return "~" + claim.attribute
-    compiled = settings._compiled
+    compiled = settings.compiled
     words = claim.attribute.split(" ")
     pinned = {word for word in words if word in compiled.pinned or _DIGIT.search(word)}
     if compiled.pinned_phrases:

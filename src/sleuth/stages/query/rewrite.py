@@ -392,7 +392,11 @@ def _key(text: str) -> str:
 
 def _normalise(text: str) -> str:
     """NFKC (full-width to ASCII), invisible characters out, whitespace collapsed."""
-    text = "".join(ch for ch in text if ch.isspace() or unicodedata.category(ch) not in _INVISIBLE)
+    # Control and format characters are unprintable: a printable text has none to drop.
+    if not text.isprintable():
+        text = "".join(
+            ch for ch in text if ch.isspace() or unicodedata.category(ch) not in _INVISIBLE
+        )
     return " ".join(unicodedata.normalize("NFKC", text).split())
 
 

@@ -21,7 +21,7 @@ import nh3
 from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import ResultItem
-from sleuth.text import CJK_RUN, sentence_spans
+from sleuth.text import CJK_RUN, sentence_prefix, sentence_spans
 
 __all__ = ["AD_FLAG", "CleanSettings", "clean", "cut_snippet", "strip_html"]
 
@@ -39,6 +39,9 @@ _WORD_BREAK_TAG = re.compile(
 _AD_SEPARATOR = r"\s*[·•|｜:：»]|\s+[-–—]|\s*$"
 _AD_OPEN = r"\[【(（「〔<《"
 _AD_CLOSE = r"\]】)）」〕>》"
+# The tags search back ends mark a query's words with, exactly as they send them; a text
+# whose only markup they are needs no HTML parser (see `_without_highlighting`).
+_HIGHLIGHT_TAG = re.compile(r'<(?:/?(?:em|b|strong|i|mark|span)|span class="searchmatch")>')
 # Built once: `nh3.clean` builds its sanitiser anew on every call, which costs about as
 # much as the cleaning itself (nh3 >= 0.3 has `Cleaner`; older versions fall back).
 _strip_tags: Callable[[str], str] = (
@@ -90,13 +93,37 @@ def strip_html(text: str) -> str:
     >>> strip_html('<b>Tom</b> &amp; <span class="searchmatch">Jerry</span><script>x()</script>')
     'Tom & Jerry'
     """
+    # Unprintable characters are all that nh3 or the invisible-character scan would
+    # change besides tags and entities, and every white space but " " is one of them.
+    printable = text.isprintable()
     if "<" in text or "&" in text:
-        text = html.unescape(_strip_tags(_WORD_BREAK_TAG.sub(" ", text)))
+        highlighted = _without_highlighting(text) if printable else None
+        text = _strip_markup(text) if highlighted is None else highlighted
+        printable = highlighted is not None or text.isprintable()
     # A scan finds none in most texts; str.translate with a mapping cost 50 us a snippet.
     # They are all format characters, which are unprintable: most texts need no scan.
-    if not text.isprintable() and _INVISIBLE.search(text):
+    if not printable and _INVISIBLE.search(text):
         text = _INVISIBLE.sub("", text)
+    elif printable and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text  # already collapsed: split and join would give it back
     return " ".join(text.split())
+
+
+def _strip_markup(text: str) -> str:
+    """What nh3 leaves of an HTML fragment, entities decoded: the general path."""
+    return html.unescape(_strip_tags(_WORD_BREAK_TAG.sub(" ", text)))
+
+
+def _without_highlighting(text: str) -> str | None:
+    """`text` without its highlighting tags when they are its only markup (what search
+    back ends mark the query's words with), else None. Exactly what `_strip_markup`
+    gives for such a text: with no entity and no unprintable character, nh3 only
+    drops these tags (its escaping of "<", ">" and "&" is undone by the unescape), at
+    a quarter of the cost. `text` must be printable."""
+    if "&" in text:
+        return None
+    bare = _HIGHLIGHT_TAG.sub("", text)
+    return None if "<" in bare else bare
 
 
 def cut_snippet(text: str, max_chars: int) -> str:
@@ -113,7 +140,8 @@ def cut_snippet(text: str, max_chars: int) -> str:
         return text
     ends = _sentence_ends(text)
     fitting = [end for end in ends if end <= max_chars]
-    return text[: fitting[-1] if fitting else ends[0]]
+    # The cut's sentences are known now: summarize splits the same snippet.
+    return sentence_prefix(text, fitting[-1] if fitting else ends[0])
 
 
 def clean(items: Sequence[ResultItem], settings: CleanSettings) -> list[ResultItem]:

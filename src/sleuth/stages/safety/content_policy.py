@@ -135,6 +135,14 @@ class ContentPolicySettings(BaseModel):
             domains=tuple(self.domains),
         )
 
+    @property
+    def matcher(self) -> _Matcher:
+        """The terms and domains compiled, set at validation. Read through this:
+        `self._matcher` goes through pydantic's `__getattr__`, which raises and catches
+        two AttributeErrors (3-5 us a read, and a search reads them often)."""
+        found: _Matcher = (self.__pydantic_private__ or {})["_matcher"]
+        return found
+
 
 def apply_content_policy(
     items: Sequence[ResultItem],
@@ -149,7 +157,7 @@ def apply_content_policy(
     English one); None picks by each result's own text. `pages` maps item ids to the
     page read for them, judged with their item.
     """
-    matcher = settings._matcher
+    matcher = settings.matcher
     if not matcher.terms and not matcher.domains:
         return list(items), []
     kept: list[ResultItem] = []

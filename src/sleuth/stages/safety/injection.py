@@ -239,6 +239,14 @@ class InjectionSettings(BaseModel):
     def model_post_init(self, context: Any, /) -> None:
         self._compiled = _compile(self)
 
+    @property
+    def compiled(self) -> _Compiled:
+        """The compiled patterns, set at validation. `self._compiled` would go through
+        pydantic's `__getattr__`, which raises and catches two AttributeErrors: 3-5 us
+        a read, and a search reads them often."""
+        found: _Compiled = (self.__pydantic_private__ or {})["_compiled"]
+        return found
+
 
 def _compile(settings: InjectionSettings) -> _Compiled:
     patterns: list[_Pattern] = []
@@ -318,7 +326,7 @@ def detect(text: str, settings: InjectionSettings) -> Verdict:
     >>> detect("Cheap flights\u200b\u200c\u200b\u200d to Tokyo", DEFAULT)
     Verdict(suspected=True, reasons=('hidden_text:invisible_run',), spans=((13, 17),))
     """
-    compiled = settings._compiled
+    compiled = settings.compiled
     view, positions = matching_view(text)
     return _verdict(text, view, positions, _candidates(view, compiled), compiled, settings)
 
@@ -458,7 +466,7 @@ def screen(items: Sequence[ResultItem], settings: InjectionSettings) -> list[Res
     >>> screen([item], InjectionSettings(action="drop"))
     []
     """
-    compiled = settings._compiled
+    compiled = settings.compiled
     screened: list[ResultItem] = []
     for item in items:
         title_view, snippet_view = matching_view(item.title), matching_view(item.snippet)

@@ -194,7 +194,8 @@ PATTERNS: dict[str, dict[Rule, list[tuple[str, str]]]] = {
             ("<|",
              r"<\|(?:im_start|im_end|im_sep|system|user|assistant|endoftext|eot_id"
              r"|start_header_id|end_header_id|begin_of_text|end_of_turn)\|>"),
-            ("<",
+            # The tag's name, not "<": every highlighted snippet (<em>) holds a "<".
+            ("system sys assistant im_start instruction instructions",
              r"<\s*/?\s*(?:system|sys|assistant|im_start|instructions?)\s*>"),
             ("inst]",
              r"\[/?INST\]"),

@@ -77,7 +77,7 @@ def neutral_query(
     if not verdict.spans:
         return text
     settings = settings or DEFAULT
-    compiled = settings._compiled
+    compiled = settings.compiled
     spans = verdict.spans
     probability = _as_sent_probability(settings)
     if probability is not None:
@@ -103,7 +103,7 @@ def _as_sent_probability(settings: QueryInjectionSettings) -> Callable[[str], fl
     sent (its need, without the clauses that carry none); None without a model."""
     if settings.model.loaded is None:
         return None
-    compiled = settings._compiled
+    compiled = settings.compiled
     probability = piece_probability(settings)
 
     def as_sent(piece: str) -> float:

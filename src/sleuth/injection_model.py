@@ -25,6 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
+from sleuth.private_attrs import private
+
 __all__ = ["BUNDLED", "InjectionModel", "ModelSettings", "bundled_model", "load_model"]
 
 #: The model shipped with sleuth.
@@ -145,10 +147,8 @@ class ModelSettings(BaseModel):
 
     @property
     def loaded(self) -> InjectionModel | None:
-        """The model in use, None when disabled. Read from where pydantic keeps it:
-        `self._model` goes through pydantic's `__getattr__`, which raises and catches
-        two AttributeErrors (3-5 us a read; the guard reads it several times a query)."""
-        model: InjectionModel | None = (self.__pydantic_private__ or {}).get("_model")
+        """The model in use, None when disabled (`sleuth.private_attrs`)."""
+        model: InjectionModel | None = private(self, "_model")
         return model
 
     @property

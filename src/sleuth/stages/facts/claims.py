@@ -61,6 +61,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from sleuth.contract import ResultItem
+from sleuth.private_attrs import private
 from sleuth.stages.facts import claim_units as tables
 from sleuth.stages.facts.claim_subjects import (
     Found,
@@ -226,10 +227,8 @@ class ClaimSettings(BaseModel):
 
     @property
     def compiled(self) -> _Compiled:
-        """The compiled tables, set at validation. `self._compiled` would go through
-        pydantic's `__getattr__`, which raises and catches two AttributeErrors: 3-5 us
-        a read, and a search reads them often."""
-        found: _Compiled = (self.__pydantic_private__ or {})["_compiled"]
+        """The compiled tables, set at validation (`sleuth.private_attrs`)."""
+        found: _Compiled = private(self, "_compiled")
         return found
 
 

@@ -48,6 +48,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from sleuth.contract import Degradation, ResultItem
 from sleuth.extract.models import ExtractedPage
+from sleuth.private_attrs import private
 from sleuth.stages.links import split_link
 from sleuth.text import CJK, is_cjk, language_of
 
@@ -137,10 +138,8 @@ class ContentPolicySettings(BaseModel):
 
     @property
     def matcher(self) -> _Matcher:
-        """The terms and domains compiled, set at validation. Read through this:
-        `self._matcher` goes through pydantic's `__getattr__`, which raises and catches
-        two AttributeErrors (3-5 us a read, and a search reads them often)."""
-        found: _Matcher = (self.__pydantic_private__ or {})["_matcher"]
+        """The terms and domains compiled, set at validation (`sleuth.private_attrs`)."""
+        found: _Matcher = private(self, "_matcher")
         return found
 
 

@@ -62,6 +62,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from sleuth.contract import ResultItem
+from sleuth.private_attrs import private
 from sleuth.stages.safety import injection_patterns as tables
 from sleuth.stages.safety.injection_patterns import Rule
 from sleuth.stages.safety.injection_text import (
@@ -241,10 +242,8 @@ class InjectionSettings(BaseModel):
 
     @property
     def compiled(self) -> _Compiled:
-        """The compiled patterns, set at validation. `self._compiled` would go through
-        pydantic's `__getattr__`, which raises and catches two AttributeErrors: 3-5 us
-        a read, and a search reads them often."""
-        found: _Compiled = (self.__pydantic_private__ or {})["_compiled"]
+        """The compiled patterns, set at validation (`sleuth.private_attrs`)."""
+        found: _Compiled = private(self, "_compiled")
         return found
 
 

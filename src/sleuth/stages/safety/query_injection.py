@@ -75,6 +75,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
 from sleuth.injection_model import ModelSettings
+from sleuth.private_attrs import private
 from sleuth.stages.safety import injection_patterns as tables
 from sleuth.stages.safety import query_injection_patterns as query_tables
 from sleuth.stages.safety import query_injection_score
@@ -296,10 +297,8 @@ class QueryInjectionSettings(BaseModel):
 
     @property
     def compiled(self) -> _Compiled:
-        """The compiled patterns, set at validation. `self._compiled` would go through
-        pydantic's `__getattr__`, which raises and catches two AttributeErrors: 3-5 us
-        a read, and a search reads them often."""
-        found: _Compiled = (self.__pydantic_private__ or {})["_compiled"]
+        """The compiled patterns, set at validation (`sleuth.private_attrs`)."""
+        found: _Compiled = private(self, "_compiled")
         return found
 
 

@@ -56,6 +56,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
 
+from sleuth.private_attrs import private
 from sleuth.stages.safety import query_injection_features as tables
 from sleuth.stages.safety.injection_patterns import LINK
 from sleuth.stages.safety.query_injection_alternation import Alternation
@@ -162,18 +163,14 @@ class ScoreSettings(BaseModel):
 
     @property
     def compiled(self) -> dict[Feature, Alternation]:
-        """Each feature's words, compiled, set at validation. `self._compiled` would go through
-        pydantic's `__getattr__`, which raises and catches two AttributeErrors: 3-5 us
-        a read, and a search reads them often."""
-        found: dict[Feature, Alternation] = (self.__pydantic_private__ or {})["_compiled"]
+        """Each feature's words, compiled, set at validation (`sleuth.private_attrs`)."""
+        found: dict[Feature, Alternation] = private(self, "_compiled")
         return found
 
     @property
     def any_act(self) -> Alternation | None:
-        """All the acts in one alternation, set at validation. `self._any_act` would go through
-        pydantic's `__getattr__`, which raises and catches two AttributeErrors: 3-5 us
-        a read, and a search reads them often."""
-        found: Alternation | None = (self.__pydantic_private__ or {})["_any_act"]
+        """All the acts in one alternation, set at validation (`sleuth.private_attrs`)."""
+        found: Alternation | None = private(self, "_any_act")
         return found
 
 

@@ -431,7 +431,10 @@ async def test_searches_share_one_breaker_whose_waiting_successes_aclose_writes(
     cassette = Cassette()
     for query in ("first", "second"):
         cassette.add("alpha", query, body={"results": [hit(1)]})
-    conf = settings(chain=["alpha"], breaker={"flush_s": 60})  # no timer flushes here
+    # No timer flushes here, and no renewal of the closed record either: one is
+    # due once the record is half of `read_cache_s` old (0.125 s by default, the
+    # gap between two searches on a loaded machine), and it writes what waits.
+    conf = settings(chain=["alpha"], breaker={"flush_s": 60, "read_cache_s": 60})
     sleuth = Sleuth(conf, cassette.transport(), store=store)
     await sleuth.search("first")
     await sleuth.search("second")

@@ -25,7 +25,9 @@ def free_port() -> int:
 def wait_ready(
     base: str,
     process: subprocess.Popen[bytes],
-    timeout_s: float = 60,  # a loaded two-core machine can take half of it to start one
+    # Generous: `serve --processes 2` starts on ~12 s of CPU (the supervisor ~2 s, each
+    # worker ~4.5 s); at load 4 on two cores that was 35 s, at load 9 over 60 s.
+    timeout_s: float = 240,
     why: Callable[[], str] = lambda: "the server exited",
 ) -> None:
     """Until `base/readyz` answers 200; fails when the process exits (with `why()`) or

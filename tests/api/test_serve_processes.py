@@ -68,6 +68,13 @@ def serve(config: Path, port: int, log: Path, *args: str) -> Iterator[subprocess
         )
     try:
         wait_ready(f"http://127.0.0.1:{port}", process, why=lambda: log.read_text("utf-8"))
+        count = int(args[args.index("--processes") + 1]) if "--processes" in args else 1
+        if count > 1:  # one worker answered /readyz: wait for the others too
+            deadline = time.monotonic() + 240  # as generous as wait_ready
+            while len(listening(children(process.pid), port)) < count:
+                assert process.poll() is None, log.read_text("utf-8")
+                assert time.monotonic() < deadline, f"not every worker listens on {port}"
+                time.sleep(0.1)
         yield process
     finally:
         if process.poll() is None:
@@ -106,19 +113,38 @@ def test_two_processes_share_the_port_and_the_tasks(tmp_path: Path) -> None:
             assert "is not a sleuth setting" not in banner, banner
 
 
-def accepted_by(pids: list[int], port: int) -> dict[int, int]:
-    """How many connections to `port` each process has accepted (from /proc)."""
+def sockets_on(port: int, state: str) -> set[str]:
+    """The inodes of the sockets on local `port` in `state` (/proc/net/tcp's hex code)."""
     inodes = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         for line in Path(table).read_text().splitlines()[1:]:
             fields = line.split()
             local_port = int(fields[1].rsplit(":", 1)[1], 16)
-            if local_port == port and fields[3] == "01":  # ESTABLISHED
+            if local_port == port and fields[3] == state:
                 inodes.add(fields[9])
+    return inodes
+
+
+def listening(pids: list[int], port: int) -> list[int]:
+    """The processes of `pids` that listen on `port`: a worker listens once it serves."""
+    return [pid for pid, held in held_by(pids, sockets_on(port, "0A")).items() if held]
+
+
+def accepted_by(pids: list[int], port: int) -> dict[int, int]:
+    """How many connections to `port` each process has accepted (from /proc)."""
+    return held_by(pids, sockets_on(port, "01"))  # ESTABLISHED
+
+
+def held_by(pids: list[int], inodes: set[str]) -> dict[int, int]:
+    """How many of the sockets `inodes` each process holds open."""
     held = {}
     for pid in pids:
         links = []
-        for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            fds = list(Path(f"/proc/{pid}/fd").iterdir())
+        except OSError:  # a helper process that has just exited
+            fds = []
+        for fd in fds:
             try:
                 links.append(os.readlink(fd))
             except OSError:

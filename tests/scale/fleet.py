@@ -29,9 +29,10 @@ from redis_server import RedisServer, RedisUnavailable, free_port, stop_process
 
 __all__ = ["Fleet", "Proc", "free_port", "private_redis", "write_config"]
 
-#: How long a process may take to come up (imports alone take ~1.5 s per process, and
-#: five start at once on a small machine).
-START_TIMEOUT_S = 60.0
+#: How long a process may take to come up: generous, as a `sleuth serve` starts on ~4 s
+#: of CPU and five may start at once on a small machine (three replicas were ready in
+#: 34 s at load 5; at load 9 one each gets a quarter of a core).
+START_TIMEOUT_S = 240.0
 
 
 def private_redis() -> Iterator[str]:

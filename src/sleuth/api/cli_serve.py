@@ -169,21 +169,30 @@ def _port_holder(probe: socket.socket) -> socket.socket:
     host, port = probe.getsockname()[:2]
     family = probe.family
     probe.close()
-    holder = socket.socket(family, socket.SOCK_STREAM)
+    return _bound_beside(host, port, family)
+
+
+def _bound_beside(host: str, port: int, family: socket.AddressFamily) -> socket.socket:
+    """A socket bound to the port with SO_REUSEPORT, not listening."""
+    sock = socket.socket(family, socket.SOCK_STREAM)
     try:
-        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-        holder.bind((host, port))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        sock.bind((host, port))
     except OSError:
-        holder.close()
+        sock.close()
         raise
-    return holder
+    return sock
 
 
 def _listen_beside(holder: socket.socket) -> socket.socket:
-    """A worker's own listening socket on the holder's port."""
+    """A worker's own socket on the holder's port, bound but not yet listening: uvicorn
+    listens on it once the app has started. A socket listening from the start got its
+    share of the new connections while the worker was still starting (seconds, tens
+    on a loaded machine), and they waited there although another worker already
+    answered /readyz."""
     host, port = holder.getsockname()[:2]
-    return socket.create_server((host, port), family=holder.family, reuse_port=True)
+    return _bound_beside(host, port, holder.family)
 
 
 def _serve(settings: Settings, bind: str, workers: bool, listening: socket.socket) -> None:

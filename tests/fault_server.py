@@ -189,9 +189,10 @@ class FaultServer:
         self.refused_url = self._refused.enter_context(refused_url())
         self._thread = threading.Thread(target=self._run, name="fault-server", daemon=True)
         self._thread.start()
-        if not self._ready.wait(timeout=10):
+        # Generous: a thread of a busy test process can wait long for the GIL.
+        if not self._ready.wait(timeout=60):
             self.stop()
-            raise RuntimeError("the fault server did not start within 10 s")
+            raise RuntimeError("the fault server did not start within 60 s")
         if self._startup_error is not None:
             self.stop()
             raise self._startup_error

@@ -56,7 +56,9 @@ def uvicorn_thread(app: Any, **options: Any) -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
+    # Generous: an app's startup takes seconds on a loaded machine; a fast one is
+    # seen at once.
+    deadline = time.monotonic() + 60
     while not server.started:
         assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
         time.sleep(0.01)

@@ -62,6 +62,7 @@ from pydantic import (
 
 from sleuth.contract import ErrorAction, ErrorCategory
 from sleuth.errors import ConfigError, SearchError
+from sleuth.private_attrs import private
 from sleuth.yaml_file import read_yaml
 
 DEFAULT_RULES_FILE = Path(__file__).with_name("default_rules.yaml")
@@ -339,9 +340,8 @@ class RuleMatch(BaseModel):
             failure.body is not None and self.body_contains.casefold() in failure.body.casefold()
         ):
             return False
-        if self._regex is not None and not (
-            failure.body is not None and self._regex.search(failure.body)
-        ):
+        regex: re.Pattern[str] | None = private(self, "_regex")
+        if regex is not None and not (failure.body is not None and regex.search(failure.body)):
             return False
         if self.header is not None and not all(
             value.casefold() in failure.headers.get(name, "\0").casefold()

@@ -101,9 +101,14 @@ def first_present(record: Any, aliases: Sequence[str]) -> Any:
 def _first_present(record: Any, aliases: Sequence[Path]) -> Any:
     for steps in aliases:
         value = _walk(record, steps)
-        if value is not None and value != "" and value != [] and value != {}:
+        if _present(value):
             return value
     return None
+
+
+def _present(value: Any) -> bool:
+    """Whether a looked-up value counts as given: not missing, not empty."""
+    return value is not None and value != "" and value != [] and value != {}
 
 
 class FieldMapping(BaseModel):
@@ -201,13 +206,10 @@ def hit_from(mapping: FieldMapping, record: Any) -> RawHit:
         if plain and len(aliases) == 1 and len(aliases[0]) == 1:
             # One one-key alias, the common case: `_first_present` without the walk.
             value = record.get(aliases[0][0])
-            if value is None or value == "" or value == [] or value == {}:
-                continue
         else:
             value = _first_present(record, aliases)
-            if value is None:
-                continue
-        extras[name] = value
+        if _present(value):
+            extras[name] = value
     return RawHit(
         url=found.get("url"),
         title=found.get("title"),

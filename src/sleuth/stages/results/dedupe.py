@@ -225,9 +225,8 @@ def canonical_url(url: str, settings: DedupeSettings) -> str:
 
     path = parts.path
     # Only path parameters and a query have names to drop (most links have neither).
-    if ";" in path or parts.query:
-        drop = _param_matcher(tuple(settings.tracking_params), tuple(settings.session_params))
     if ";" in path:
+        drop = _dropped_names(settings)
         segments = []
         for segment in path.split("/"):
             name, *params = segment.split(";")
@@ -240,10 +239,16 @@ def canonical_url(url: str, settings: DedupeSettings) -> str:
 
     query = ""
     if parts.query:
+        drop = _dropped_names(settings)
         pairs = parse_qsl(parts.query, keep_blank_values=True)
         query = urlencode(sorted(pair for pair in pairs if not drop(pair[0])), quote_via=quote)
     fragment = parts.fragment if parts.fragment.startswith("!") else ""
     return _joined(scheme, netloc, path, query, fragment)
+
+
+def _dropped_names(settings: DedupeSettings) -> _ParamMatcher:
+    """Whether a query or path parameter's name is one `canonical_url` drops."""
+    return _param_matcher(tuple(settings.tracking_params), tuple(settings.session_params))
 
 
 def _joined(scheme: str, netloc: str, path: str, query: str, fragment: str) -> str:

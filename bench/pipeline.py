@@ -10,7 +10,12 @@ what is cached by a word can, as it does between real searches. With --cold ever
 keyed by a text, a word or a link is emptied too (dedupe's word-by-word checks, token
 hashes, stems), which is what a search of words never seen before costs.
 
-    python bench/pipeline.py [--runs 500] [--cold]
+The default vocabulary has 21 words, so results resemble each other far more than real
+ones do (dedupe compares many near pairs word by word). With --text real the titles and
+snippets are cut from real news articles instead (../shared/bench-data/extract-dev), and
+each run asks about one of them.
+
+    python bench/pipeline.py [--runs 500] [--cold] [--text real]
 """
 
 from __future__ import annotations
@@ -19,18 +24,24 @@ import argparse
 import asyncio
 import functools
 import gc
+import json
 import random
 import statistics
 import time
+from pathlib import Path
 from typing import Any
 
 from _common import percentile
 from sleuth.config import Settings
 from sleuth.gateway import Sleuth
 from sleuth.providers.base import HttpRequest
+from sleuth.text import split_sentences
 from sleuth.transport import RawResponse
 
 QUERY = "please find the latest solar panel efficiency records 太阳能电池 转换效率"
+ARTICLES = (
+    Path(__file__).resolve().parents[1].parent / "shared/bench-data/extract-dev/ground-truth.json"
+)
 WORDS = [
     *("solar", "panel", "efficiency", "record", "perovskite", "silicon", "tandem", "cell"),
     *("laboratory", "module", "sunlight", "electricity", "percent", "researchers"),
@@ -38,17 +49,60 @@ WORDS = [
 ]
 
 
-def sentence(rng: random.Random, n: int) -> str:
-    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+class GeneratedText:
+    """Sentences of a small vocabulary around the query's subject (the default)."""
+
+    def query_for(self, rng: random.Random) -> str:
+        return QUERY
+
+    def sentence(self, rng: random.Random, n: int) -> str:
+        return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+
+    def snippet(self, rng: random.Random) -> str:
+        text = " ".join(self.sentence(rng, rng.randint(8, 14)) for _ in range(4))
+        return text.replace("efficiency", "<em>efficiency</em>", 1)
 
 
-def snippet(rng: random.Random) -> str:
-    text = " ".join(sentence(rng, rng.randint(8, 14)) for _ in range(4))
-    return text.replace("efficiency", "<em>efficiency</em>", 1)
+class RealText:
+    """Titles and snippets cut from real news articles (`--text real`): the labelled
+    bodies of ../shared/bench-data/extract-dev, written by nobody here. Each run's query
+    is one article's opening words; half the results come from that article, the rest
+    from others, as a search's results are partly on its subject."""
+
+    def __init__(self, ground_truth: Path) -> None:
+        pages = json.loads(ground_truth.read_text()).values()
+        self.articles = [
+            sentences
+            for page in pages
+            if len(sentences := split_sentences(page["articleBody"])) >= 8
+        ]
+        self.topic = self.articles[0]
+
+    def query_for(self, rng: random.Random) -> str:
+        self.topic = rng.choice(self.articles)
+        return " ".join(self.topic[0].split()[:8])
+
+    def sentence(self, rng: random.Random, n: int) -> str:
+        return " ".join(self._source(rng)[0].split()[:n])
+
+    def snippet(self, rng: random.Random) -> str:
+        source = self._source(rng)
+        start = rng.randrange(len(source) - 3)
+        return " ".join(source[start : start + 3])[:320]  # engines cut snippets about here
+
+    def _source(self, rng: random.Random) -> list[str]:
+        return self.topic if rng.random() < 0.5 else rng.choice(self.articles)
 
 
-def bodies(seed: int = 7) -> dict[str, Any]:
+Texts = GeneratedText | RealText
+
+
+def bodies(seed: int = 7, texts: Texts | None = None) -> dict[str, Any]:
+    """The three providers' answers for one run, and (under "query") what was asked."""
     rng = random.Random(seed)
+    texts = texts or GeneratedText()
+    query = texts.query_for(rng)
+    sentence, snippet = texts.sentence, texts.snippet
     shared = [
         f"https://news.example.com/solar/{seed}-{i}" for i in range(4)
     ]  # overlap across providers
@@ -101,7 +155,12 @@ def bodies(seed: int = 7) -> dict[str, Any]:
             for i in range(10)
         ]
     }
-    return {"searxng": {"results": searx, "query": QUERY}, "wikipedia": wiki, "local": local}
+    return {
+        "searxng": {"results": searx, "query": query},
+        "wikipedia": wiki,
+        "local": local,
+        "query": query,
+    }
 
 
 # Bounded caches keyed by configuration (patterns built from settings) or by a small
@@ -125,6 +184,10 @@ def text_caches() -> list[functools._lru_cache_wrapper[Any]]:
     ]
 
 
+def request_for(answers: dict[str, Any]) -> dict[str, Any]:
+    return {"query": answers["query"], "max_results": 10, "include": ["url", "published_at"]}
+
+
 class InstantTransport:
     """Answers every call at once from memory: no sockets, no files."""
 
@@ -140,7 +203,7 @@ class InstantTransport:
         return None
 
 
-async def run(runs: int, cold: bool) -> None:
+async def run(runs: int, cold: bool, texts: Texts) -> None:
     settings = Settings(
         chain=["searxng", "wikipedia", "local"],
         providers={"searxng": {"enabled": True}, "wikipedia": {}, "local": {}},
@@ -148,19 +211,20 @@ async def run(runs: int, cold: bool) -> None:
         cache={"enabled": False},
         store={"backend": "memory"},
     )
-    transport = InstantTransport(bodies())
+    warm = bodies(texts=texts)
+    transport = InstantTransport(warm)
     sleuth = Sleuth(settings, transport)
-    request = {"query": QUERY, "max_results": 10, "include": ["url", "published_at"]}
     for _ in range(30):  # warm-up: jieba's dictionary, regex caches
-        response = await sleuth.search(request)
+        response = await sleuth.search(request_for(warm))
     # Made before the clock runs: each run answers with results of its own.
-    answers = [bodies(seed) for seed in range(1000, 1000 + runs)]
+    answers = [bodies(seed, texts) for seed in range(1000, 1000 + runs)]
     totals: list[float] = []
     cpu: list[float] = []
     stages: dict[str, list[float]] = {}
     emptied = text_caches() if cold else []
     for answer in answers:
         transport.answers = answer
+        request = request_for(answer)
         for cache in emptied:
             cache.cache_clear()
         started, cpu_started = time.perf_counter(), time.process_time()
@@ -173,7 +237,8 @@ async def run(runs: int, cold: bool) -> None:
     merged = sum(r.results for r in response.providers.values())
     print(
         f"pipeline overhead, 3 providers x 10 results "
-        f"({merged} hits -> {len(response.results)} results), {runs} runs"
+        f"({merged} hits -> {len(response.results)} results), {runs} runs, "
+        f"{'real' if isinstance(texts, RealText) else 'generated'} texts"
         + (f", {len(emptied)} text caches emptied per run" if cold else "")
     )
     print(
@@ -199,8 +264,23 @@ def main() -> None:
     parser.add_argument(
         "--cold", action="store_true", help="empty every cache keyed by a text or link per run"
     )
+    parser.add_argument(
+        "--text",
+        choices=["generated", "real"],
+        default="generated",
+        help="the results' words: a small vocabulary (default) or real news articles'",
+    )
+    parser.add_argument(
+        "--articles",
+        type=Path,
+        default=ARTICLES,
+        help="labelled article bodies (ground-truth.json) for --text real",
+    )
     args = parser.parse_args()
-    asyncio.run(run(args.runs, args.cold))
+    if args.text == "real" and not args.articles.is_file():
+        parser.error(f"--articles: {args.articles} does not exist (../shared/bench-data/...)")
+    texts = RealText(args.articles) if args.text == "real" else GeneratedText()
+    asyncio.run(run(args.runs, args.cold, texts))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ CASES = {
     "sleuth search --help": ["-c", "from sleuth.api.cli import main; main()", "search", "--help"],
     "import sleuth": ["-c", "import sleuth"],
     "import sleuth.api.cli": ["-c", "import sleuth.api.cli"],
-    "import sleuth.config": ["-c", "import sleuth.config"],
+    "settings loaded": ["-c", "from sleuth.config import load_settings; load_settings(None)"],
     "import sleuth.gateway": ["-c", "import sleuth.gateway"],
 }
 

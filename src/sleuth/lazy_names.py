@@ -1,9 +1,9 @@
 """A package's public names imported on first use (PEP 562 module `__getattr__`).
 
-A package whose `__init__` imported every name it exports made each of its submodules
-pay for all of them: `import sleuth.errors` imported the whole pipeline, and the
-settings, which import `sleuth.kb.sources`, loaded the Chinese segmenter's dictionary.
-Such a package lists where each name lives and defines
+A package whose `__init__` imports every name it exports makes each of its submodules
+pay for all of them: `import sleuth.errors` imported the whole pipeline behind
+`sleuth.Sleuth`, and `sleuth usage --help` (for `sleuth.usage.groups`) the store. Such
+a package lists where each name lives and defines
 
     def __getattr__(name: str) -> object:
         return lazy_names.load(__name__, _HOMES, name)

@@ -473,7 +473,8 @@ async def test_an_unknown_include_value_lists_the_fields_served_here(
 
 
 def test_warm_up_compiles_the_injection_screens_that_loading_the_settings_does_not() -> None:
-    """In a fresh interpreter, where no other test compiled the shared defaults."""
+    """The screens' patterns and the bundled model: in a fresh interpreter, where no
+    other test compiled the shared defaults."""
     import json
     import subprocess
     import sys
@@ -484,14 +485,16 @@ from sleuth.config import Settings
 from sleuth.gateway import Sleuth
 from sleuth.private_attrs import private
 chosen = Settings(store={"backend": "memory"})
-screens = [chosen.guard.injection, chosen.guard.injection.score, chosen.injection]
-before = [private(model, "_compiled") is not None for model in screens]
+query = chosen.guard.injection
+screens = [(query, "_compiled"), (query.score, "_compiled"), (query.model, "_model"),
+           (chosen.injection, "_compiled")]
+before = [private(model, name) is not None for model, name in screens]
 async def warm() -> None:
     sleuth = Sleuth(chosen)
     await sleuth.warm_up()
     await sleuth.aclose()
 asyncio.run(warm())
-print(json.dumps([before, [private(model, "_compiled") is not None for model in screens]]))
+print(json.dumps([before, [private(model, name) is not None for model, name in screens]]))
 """
     src = str(Path(__file__).resolve().parents[1] / "src")
     done = subprocess.run(  # noqa: S603 - our own interpreter and code
@@ -502,5 +505,5 @@ print(json.dumps([before, [private(model, "_compiled") is not None for model in 
         env={**os.environ, "PYTHONPATH": src},
     )
     before, after = json.loads(done.stdout.splitlines()[-1])
-    assert before == [False, False, False]
-    assert after == [True, True, True]
+    assert before == [False, False, False, False]
+    assert after == [True, True, True, True]

@@ -1,8 +1,10 @@
-"""Compiling the injection screens' default patterns before the first search.
+"""Compiling the injection screens' default patterns, and reading the query screen's
+bundled model, before the first search.
 
-The default patterns compile on first use (`QueryInjectionSettings.compiled`), so
-that a command that only reads the settings does not pay for them; a service calls
-this from `Sleuth.warm_up` so that its first search does not either.
+The defaults compile (and the model is read) on first use
+(`QueryInjectionSettings.compiled`, `ModelSettings.loaded`), so that a command that
+only reads the settings does not pay for them; a service calls this from
+`Sleuth.warm_up` so that its first search does not either.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ __all__ = ["compile_screens"]
 
 
 def compile_screens(guard: GuardSettings, injection: InjectionSettings) -> None:
-    """Compile the query screen's patterns and score words, and the result screen's
-    (each read once: reading compiles)."""
+    """Compile the query screen's patterns and score words, and the result screen's,
+    and read the query screen's bundled model (each read once: reading compiles)."""
     query = guard.injection
-    _ = query.compiled, query.score.compiled, injection.compiled
+    _ = query.compiled, query.score.compiled, query.model.loaded, injection.compiled

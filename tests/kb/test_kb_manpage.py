@@ -109,6 +109,13 @@ def test_a_header_with_no_middle_title_or_a_shortened_name_is_a_man_page_still()
     assert "systemd 231" not in setup.body
 
 
+def test_the_name_section_headed_in_another_translation_gives_the_title() -> None:
+    text = TEE_ZH.replace("名称\n", "命令名\n")  # as manpages-zh's mpg123(1) heads it
+    doc = parse_document(Path("tee.1.txt"), text.encode(), 0.0)
+    assert doc.title == "tee - 从标准输入读入并写往标准输出和文件"
+    assert "命令名" not in [section.heading for section in doc.sections]
+
+
 def test_other_text_is_not_a_man_page_and_stays_one_section() -> None:
     text = "Release notes\n\nNAME\n       not a man page header above\n"
     assert read_manpage(text) is None

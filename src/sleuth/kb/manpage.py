@@ -32,7 +32,7 @@ Items = list[Heading | str]
 # (`SYSTEMD-MACHINE-ID-SETUP(1)   systemd-machine-id-setup`).
 _HEADER = re.compile(r"^\s*(\S.*?)\((\w*)\)(?:\s.*\S)?\s+(?i:\1)(?:\(\2\))?\s*$")
 # The section that names the page and says in one line what it does.
-_NAME_HEADINGS = re.compile(r"^(?:NAME|名称|名字|名稱|名 称)\b", re.IGNORECASE)
+_NAME_HEADINGS = re.compile(r"^(?:NAME|名称|名字|名稱|名 称|命令名)\b", re.IGNORECASE)
 # Headings are at most this far in (subsections: three spaces); text is further in.
 _HEADING_INDENT = 3
 

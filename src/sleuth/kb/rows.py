@@ -21,7 +21,8 @@ from sleuth.kb.unreadable import Unreadable
 # The reading of files into sections (HTML chrome and headings, anchors, man pages, API
 # entries...). A change to it that files already indexed should get raises it: the
 # next `sleuth index` reads every file a lower version cut, changed or not (2: man
-# pages whose header has no middle title, or a name too long for the right side).
+# pages whose header has no middle title or a name too long for the right side, and
+# NAME headed 命令名).
 READER_VERSION = "2"
 
 

@@ -74,8 +74,8 @@ def test_an_english_page_named_with_a_space_and_a_heading_with_no_blank_line_bef
 
 
 # Headers as mandoc renders them without a middle title, and with a name too long to
-# leave room for the section on the right (manpages-zh's smb.conf(5), 28 such pages, and
-# systemd-machine-id-setup(1), shortened).
+# leave room for the section on the right (manpages-zh's smb.conf(5), one of 30 such pages,
+# and systemd-machine-id-setup(1), one of 3; shortened).
 SMB_CONF_ZH = """SMB.CONF(5)                                                        SMB.CONF(5)
 
 NAME

@@ -73,6 +73,49 @@ def test_an_english_page_named_with_a_space_and_a_heading_with_no_blank_line_bef
     assert doc.sections[2].blocks == ("The RENAME forms change the name of a table or a column.",)
 
 
+# Headers as mandoc renders them without a middle title, and with a name too long to
+# leave room for the section on the right (manpages-zh's smb.conf(5), one of 30 such pages,
+# and systemd-machine-id-setup(1), one of 3; shortened).
+SMB_CONF_ZH = """SMB.CONF(5)                                                        SMB.CONF(5)
+
+NAME
+       smb.conf - Samba组件的配置文件
+
+文件格式 FILE FORMAT
+       本文件由一系列段和选项构成.
+
+                                                                   SMB.CONF(5)
+"""
+MACHINE_ID_ZH = """SYSTEMD-MACHINE-ID-SETUP(1)                           systemd-machine-id-setup
+
+NAME
+       systemd-machine-id-setup - 初始化 /etc/machine-id 文件
+
+描述
+       systemd-machine-id-setup 可用于系统安装程序。
+
+systemd 231                                        SYSTEMD-MACHINE-ID-SETUP(1)
+"""
+
+
+def test_a_header_with_no_middle_title_or_a_shortened_name_is_a_man_page_still() -> None:
+    smb = parse_document(Path("man5/smb.conf.5.txt"), SMB_CONF_ZH.encode(), 0.0)
+    assert smb.title == "smb.conf - Samba组件的配置文件"  # not the file name
+    assert [section.heading for section in smb.sections] == ["文件格式 FILE FORMAT"]
+    assert "SMB.CONF(5)" not in smb.body
+    setup = parse_document(Path("man1/machine-id.1.txt"), MACHINE_ID_ZH.encode(), 0.0)
+    assert setup.title == "systemd-machine-id-setup - 初始化 /etc/machine-id 文件"
+    assert [section.heading for section in setup.sections] == ["描述"]
+    assert "systemd 231" not in setup.body
+
+
+def test_the_name_section_headed_in_another_translation_gives_the_title() -> None:
+    text = TEE_ZH.replace("名称\n", "命令名\n")  # as manpages-zh's mpg123(1) heads it
+    doc = parse_document(Path("tee.1.txt"), text.encode(), 0.0)
+    assert doc.title == "tee - 从标准输入读入并写往标准输出和文件"
+    assert "命令名" not in [section.heading for section in doc.sections]
+
+
 def test_other_text_is_not_a_man_page_and_stays_one_section() -> None:
     text = "Release notes\n\nNAME\n       not a man page header above\n"
     assert read_manpage(text) is None

@@ -27,9 +27,12 @@ from sleuth.kb.sections import Heading, join_lines
 Items = list[Heading | str]
 
 # `LS(1)   User Commands   LS(1)`: the page's name and section, repeated at the end.
-_HEADER = re.compile(r"^\s*(\S.*?)\((\w+)\)\s.*\S\s+\1\(\2\)\s*$")
+# The middle may be empty (`SMB.CONF(5)   SMB.CONF(5)`, `init_module()   init_module()`),
+# and a long name leaves no room for the section on the right, where it is lower-cased
+# (`SYSTEMD-MACHINE-ID-SETUP(1)   systemd-machine-id-setup`).
+_HEADER = re.compile(r"^\s*(\S.*?)\((\w*)\)(?:\s.*\S)?\s+(?i:\1)(?:\(\2\))?\s*$")
 # The section that names the page and says in one line what it does.
-_NAME_HEADINGS = re.compile(r"^(?:NAME|名称|名字|名稱|名 称)\b", re.IGNORECASE)
+_NAME_HEADINGS = re.compile(r"^(?:NAME|名称|名字|名稱|名 称|命令名)\b", re.IGNORECASE)
 # Headings are at most this far in (subsections: three spaces); text is further in.
 _HEADING_INDENT = 3
 

@@ -20,8 +20,10 @@ from sleuth.kb.unreadable import Unreadable
 
 # The reading of files into sections (HTML chrome and headings, anchors, man pages, API
 # entries...). A change to it that files already indexed should get raises it: the
-# next `sleuth index` reads every file a lower version cut, changed or not.
-READER_VERSION = "1"
+# next `sleuth index` reads every file a lower version cut, changed or not (2: man
+# pages whose header has no middle title or a name too long for the right side, and
+# NAME headed 命令名).
+READER_VERSION = "2"
 
 
 # Named tuples, not dataclasses: a worker's rows are pickled to the indexing process,

@@ -1,6 +1,7 @@
 """One search end to end through the gateway, with fake providers answering from cassettes."""
 
 import asyncio
+import os
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -469,3 +470,40 @@ async def test_an_unknown_include_value_lists_the_fields_served_here(
     assert detail.field == "include"
     assert detail.allowed == ["url", "published_at"]
     assert detail.message.endswith("allowed: url, published_at")
+
+
+def test_warm_up_compiles_the_injection_screens_that_loading_the_settings_does_not() -> None:
+    """The screens' patterns and the bundled model: in a fresh interpreter, where no
+    other test compiled the shared defaults."""
+    import json
+    import subprocess
+    import sys
+
+    script = """
+import asyncio, json
+from sleuth.config import Settings
+from sleuth.gateway import Sleuth
+from sleuth.private_attrs import private
+chosen = Settings(store={"backend": "memory"})
+query = chosen.guard.injection
+screens = [(query, "_compiled"), (query.score, "_compiled"), (query.model, "_model"),
+           (chosen.injection, "_compiled")]
+before = [private(model, name) is not None for model, name in screens]
+async def warm() -> None:
+    sleuth = Sleuth(chosen)
+    await sleuth.warm_up()
+    await sleuth.aclose()
+asyncio.run(warm())
+print(json.dumps([before, [private(model, name) is not None for model, name in screens]]))
+"""
+    src = str(Path(__file__).resolve().parents[1] / "src")
+    done = subprocess.run(  # noqa: S603 - our own interpreter and code
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": src},
+    )
+    before, after = json.loads(done.stdout.splitlines()[-1])
+    assert before == [False, False, False, False]
+    assert after == [True, True, True, True]

@@ -64,7 +64,6 @@ from sleuth.stages.verify.confidence import ConfidenceSettings
 from sleuth.stages.verify.dates import DateSettings
 from sleuth.stages.verify.trust import TrustSettings
 from sleuth.store import CacheSettings, StoreSettings
-from sleuth.transport import read_cassette
 from sleuth.usage.settings import AuditSettings, UsageSettings
 from sleuth.workflows.tool_models import ToolDefinition
 from sleuth.yaml_file import read_yaml
@@ -460,7 +459,10 @@ def load_settings(path: Path | None = None, **overrides: Any) -> Settings:
         log.warning("%s is not a sleuth setting and is ignored%s", name, _env_hint(name))
     if settings.replay is not None:
         # A missing or broken cassette is the configuration's fault, said once here, not
-        # as every provider's failure in an answer that exits 0.
+        # as every provider's failure in an answer that exits 0. (Imported here: the
+        # transport brings aiohttp, which a command that only reads settings never uses.)
+        from sleuth.transport import read_cassette
+
         read_cassette(settings.replay)
     for key, names in (("chain", settings.chain), ("backups", settings.backups)):
         unknown = [name for name in names if name not in settings.providers]

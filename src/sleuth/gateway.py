@@ -82,6 +82,7 @@ from sleuth.stages.results import (
 )
 from sleuth.stages.safety import (
     apply_content_policy,
+    compile_screens,
     guard,
     sanitise_extras,
     sanitise_items,
@@ -298,8 +299,12 @@ class Sleuth:
     async def warm_up(self) -> None:
         """Load, off the event loop, what the first search would otherwise load inside
         its deadline (the Chinese segmenter's dictionary, about a second; the TLS
-        certificate bundle)."""
-        await asyncio.gather(asyncio.to_thread(warm_up_rewrite), asyncio.to_thread(ssl_context))
+        certificate bundle; the injection screens' default patterns)."""
+        await asyncio.gather(
+            asyncio.to_thread(warm_up_rewrite),
+            asyncio.to_thread(ssl_context),
+            asyncio.to_thread(compile_screens, self.settings.guard, self.settings.injection),
+        )
 
     async def __aexit__(
         self,

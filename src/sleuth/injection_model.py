@@ -136,9 +136,13 @@ class ModelSettings(BaseModel):
 
     @model_validator(mode="after")
     def _load(self) -> ModelSettings:
-        if self.enabled:
+        # A model file given is read here, so that a missing or broken one is refused
+        # with the settings; the bundled one (1.5 MB of JSON) when first used, so that
+        # a command that only reads the settings does not read it (`Sleuth.warm_up`
+        # reads it before a service's first search).
+        if self.enabled and self.path is not None:
             try:
-                self._model = bundled_model() if self.path is None else load_model(self.path)
+                self._model = load_model(self.path)
             except OSError as error:
                 raise ValueError(f"model.path: cannot read {self.path}: {error}") from error
             except ValueError as error:
@@ -149,6 +153,8 @@ class ModelSettings(BaseModel):
     def loaded(self) -> InjectionModel | None:
         """The model in use, None when disabled (`sleuth.private_attrs`)."""
         model: InjectionModel | None = private(self, "_model")
+        if model is None and self.enabled and self.path is None:
+            model = self._model = bundled_model()
         return model
 
     @property

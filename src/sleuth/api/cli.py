@@ -1,5 +1,9 @@
 """The `sleuth` command: a thin adapter over `Sleuth`; no pipeline logic lives here.
 
+Each command imports the pipeline, the settings and the store when it runs, so that
+`sleuth --help`, `sleuth search --help` and every command pay only for what they use
+(`tests/api/test_cli_imports.py`).
+
 Exit status: 0 when a search answered (even degraded), 2 for invalid input or a
 refused query, 1 for a broken configuration.
 """
@@ -12,14 +16,13 @@ import time
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-from sleuth import kb
 from sleuth.api import (
     cli_extract,
     cli_fields,
@@ -33,12 +36,10 @@ from sleuth.api import (
 )
 from sleuth.api.cli_errors import exit_with_error
 from sleuth.api.cli_help import ReadableHelpGroup
-from sleuth.config import KnowledgeBaseConfig, load_settings
-from sleuth.contract import SCHEMAS, SearchResponse
-from sleuth.errors import SearchError
-from sleuth.gateway import Sleuth, parse_request
-from sleuth.observe import call_context
-from sleuth.store import open_store
+
+if TYPE_CHECKING:
+    from sleuth.config import KnowledgeBaseConfig
+    from sleuth.contract import SearchResponse
 
 app = typer.Typer(
     name="sleuth",
@@ -122,6 +123,11 @@ def search(
     ] = None,
 ) -> None:
     """Search and print cited results."""
+    from sleuth.config import load_settings
+    from sleuth.errors import SearchError
+    from sleuth.gateway import Sleuth, parse_request
+    from sleuth.observe import call_context
+
     raw: dict[str, Any] = {
         "query": query,
         "max_results": max_results,
@@ -226,6 +232,10 @@ def index(
     nor a file it reads and for an unknown source, 3 when another `sleuth index` is
     writing to the same knowledge base.
     """
+    from sleuth import kb
+    from sleuth.config import load_settings
+    from sleuth.errors import SearchError
+
     if path is not None and not path.exists():
         err().print(f"[bold red]error[/]: path: {escape(str(path))} does not exist")
         raise typer.Exit(2)
@@ -253,6 +263,8 @@ def index(
 
 def _prune(conf: KnowledgeBaseConfig) -> None:
     """Remove what sources no longer in kb.sources indexed, and say so."""
+    from sleuth import kb
+
     try:
         dropped = kb.prune_sources(conf.path, list(conf.sources))
     except kb.IndexBusy as exc:
@@ -269,6 +281,8 @@ def _sources_to_index(
     conf: KnowledgeBaseConfig, path: Path | None, asked: list[str], *, due: bool
 ) -> list[str]:
     """The configured sources a `sleuth index` run indexes (exit 2 for a wrong ask)."""
+    from sleuth import kb
+
     configured = list(conf.sources)
     if path is not None:
         if asked or due:
@@ -302,6 +316,8 @@ def _index_one(
     conf: KnowledgeBaseConfig, label: str, path: Path | None, source: str | None, extra: list[str]
 ) -> None:
     """Index one folder or one source with a progress bar, and print what it did."""
+    from sleuth import kb
+
     with Progress(
         TextColumn("indexing"),
         BarColumn(),
@@ -374,6 +390,8 @@ def schema(
     which: Annotated[SchemaName, typer.Argument(help="input, output or error.")] = SchemaName.input,
 ) -> None:
     """Print the JSON Schema an agent sees for the search tool."""
+    from sleuth.contract import SCHEMAS
+
     out().print_json(json.dumps(SCHEMAS[which.value].model_json_schema(), ensure_ascii=False))
 
 
@@ -391,6 +409,10 @@ def cache_prune(
 ) -> None:
     """Remove rarely read old answers from the cache (defaults: cache.prune_* in the
     config); safe to run from cron while the service runs."""
+    from sleuth.config import load_settings
+    from sleuth.errors import SearchError
+    from sleuth.store import open_store
+
     try:
         settings = load_settings(config)
     except SearchError as exc:

@@ -8,18 +8,22 @@ request's every field), for scripts; otherwise one line to stderr.
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from sleuth.errors import ConfigError, InvalidRequest, SearchError
+if TYPE_CHECKING:
+    from sleuth.errors import SearchError
 
 __all__ = ["exit_with_error"]
 
 
 def exit_with_error(error: SearchError, as_json: bool = False) -> typer.Exit:
     """Print `error` and return the `typer.Exit` to raise."""
+    from sleuth.errors import ConfigError, InvalidRequest  # loaded by then: `error` is one
+
     details = error.details if isinstance(error, InvalidRequest) else [error.info()]
     if as_json:
         payload = {"errors": [d.model_dump(mode="json", exclude_none=True) for d in details]}

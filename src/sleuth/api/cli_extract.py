@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from sleuth.config import Settings, load_settings
-from sleuth.errors import ConfigError, SearchError
-from sleuth.extract.local import page_from_file
-from sleuth.extract.models import ExtractedPage
-from sleuth.gateway import Sleuth
+if TYPE_CHECKING:
+    from sleuth.config import Settings
+    from sleuth.extract.models import ExtractedPage
 
 __all__ = ["extract_command"]
 
@@ -33,6 +31,9 @@ def _is_url(text: str) -> bool:
 async def _read(
     settings: Settings, inputs: list[str], request: dict[str, Any]
 ) -> list[ExtractedPage]:
+    from sleuth.extract.local import page_from_file
+    from sleuth.gateway import Sleuth
+
     urls = [text for text in inputs if _is_url(text)]
     fetched: list[ExtractedPage] = []
     if urls:
@@ -99,6 +100,9 @@ def extract_command(
     ] = None,
 ) -> None:
     """Fetch pages (or read files) and print their main text."""
+    from sleuth.config import load_settings
+    from sleuth.errors import ConfigError, SearchError
+
     console = Console(soft_wrap=True)
     request: dict[str, Any] = {"include_links": links, "max_chars": max_chars, "no_cache": no_cache}
     try:

@@ -9,20 +9,18 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from sleuth import providers as registry
 from sleuth.api.cli_help import ReadableHelpGroup
-from sleuth.config import Settings, load_settings
-from sleuth.errors import ConfigError, MissingApiKey, ReplayMiss, SearchError
-from sleuth.field_profile import Comparison, measure, profile, suggest_projection
-from sleuth.gateway import Sleuth
-from sleuth.redaction import redact, secret_values
-from sleuth.transport import CapturingTransport, ReplayTransport, Transport, read_cassette
+
+if TYPE_CHECKING:
+    from sleuth.config import Settings
+    from sleuth.field_profile import Comparison
+    from sleuth.transport import Transport
 
 app = typer.Typer(
     help="Profile provider fields and measure what projection saves.", cls=ReadableHelpGroup
@@ -38,6 +36,9 @@ def _error(message: str) -> None:
 
 
 def _settings(config: Path | None, replay: Path | None) -> Settings:
+    from sleuth.config import load_settings
+    from sleuth.errors import SearchError
+
     try:
         return load_settings(config, **({"replay": replay} if replay else {}))
     except SearchError as exc:
@@ -59,6 +60,11 @@ def profile_command(
     config: Annotated[Path | None, typer.Option("--config")] = None,
 ) -> None:
     """Save raw bodies, list every field path, split stable from occasional fields."""
+    from sleuth import providers as registry
+    from sleuth.errors import ConfigError, MissingApiKey, SearchError
+    from sleuth.field_profile import profile, suggest_projection
+    from sleuth.gateway import Sleuth
+
     settings = _settings(config, replay)
     try:
         bodies = asyncio.run(_fetch_bodies(settings, provider, query, runs))
@@ -94,6 +100,10 @@ def profile_command(
 async def _fetch_bodies(settings: Settings, provider: str, query: str, runs: int) -> list[Any]:
     """The raw bodies, with the configured keys (which an error body may quote) and
     key-shaped strings redacted: they are written to files."""
+    from sleuth.errors import ReplayMiss
+    from sleuth.gateway import Sleuth
+    from sleuth.redaction import redact, secret_values
+
     bodies: list[Any] = []
     secrets = secret_values(settings.secret_env())
     async with Sleuth(settings) as sleuth:
@@ -120,6 +130,11 @@ async def compare_queries(
     With a cassette, every search replays from a fresh copy of it, so the same
     recorded bodies serve the plain and the citing run.
     """
+    from sleuth import providers as registry
+    from sleuth.field_profile import measure
+    from sleuth.gateway import Sleuth
+    from sleuth.transport import CapturingTransport, ReplayTransport
+
     comparisons = []
     for query in queries:
         inner: Transport = (
@@ -159,6 +174,8 @@ def compare_command(
     config: Annotated[Path | None, typer.Option("--config")] = None,
 ) -> None:
     """Characters and tokens of raw bodies versus projected results, and answer coverage."""
+    from sleuth.transport import read_cassette
+
     settings = _settings(config, None)
     lines = [line.strip() for line in queries.read_text(encoding="utf-8").splitlines()]
     wanted = [line for line in lines if line and not line.startswith("#")]

@@ -18,9 +18,6 @@ from typing import Annotated, Any
 
 import typer
 
-from sleuth.config import load_settings
-from sleuth.errors import SearchError
-
 
 def _complain(message: str) -> None:
     sys.stderr.write(f"error: {message}\n")
@@ -37,6 +34,9 @@ def mcp_command(
     ] = None,
 ) -> None:
     """Serve web_search and the task tools over MCP on stdin/stdout."""
+    from sleuth.config import load_settings
+    from sleuth.errors import SearchError
+
     logging.basicConfig(
         stream=sys.stderr, level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s"
     )

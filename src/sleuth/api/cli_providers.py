@@ -9,16 +9,14 @@ import json
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from sleuth import providers as registry
-from sleuth.config import Settings, load_settings
-from sleuth.errors import SearchError
-from sleuth.gateway import Sleuth
+if TYPE_CHECKING:
+    from sleuth.config import Settings
 
 __all__ = ["providers_command"]
 
@@ -42,6 +40,8 @@ class ProviderRow:
 
 
 def rows(settings: Settings) -> list[ProviderRow]:
+    from sleuth import providers as registry
+
     found = []
     declared = [name for name, conf in settings.providers.items() if conf.kind == "http"]
     for name in sorted({*registry.names(), *declared}):
@@ -70,6 +70,9 @@ def rows(settings: Settings) -> list[ProviderRow]:
 
 def check(settings: Settings, row: ProviderRow) -> str:
     """One search through the provider alone: how it went, in a few words."""
+    from sleuth.errors import SearchError
+    from sleuth.gateway import Sleuth
+
     request = {"query": CHECK_QUERY, "providers": [row.name], "max_results": 1, "no_cache": True}
     try:
         response = Sleuth(settings).search_sync(request)
@@ -96,6 +99,9 @@ def providers_command(
 ) -> None:
     """List the back ends: configured here or not, what each can do, and (--check) whether
     each configured one answers."""
+    from sleuth.config import load_settings
+    from sleuth.errors import SearchError
+
     try:
         settings = load_settings(config)
     except SearchError as exc:

@@ -33,20 +33,17 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from sleuth import keys
 from sleuth.api.cli_help import ReadableHelpGroup
-from sleuth.config import Settings, load_settings
-from sleuth.errors import SearchError
-from sleuth.gateway import Sleuth
-from sleuth.service_settings import is_loopback
-from sleuth.store import Store, open_store
-from sleuth.tasks import TaskRunner
+
+if TYPE_CHECKING:
+    from sleuth.config import Settings
+    from sleuth.store import Store
 
 __all__ = ["keys_app", "run_worker", "serve_command", "worker_command"]
 
@@ -73,6 +70,9 @@ def _err(message: str) -> None:
 
 def _settings(config: Path | None, replay: Path | None = None) -> Settings:
     """The settings, or exit 1 with what is wrong with them (never a traceback)."""
+    from sleuth.config import load_settings
+    from sleuth.errors import SearchError
+
     overrides: dict[str, Any] = {"replay": replay} if replay is not None else {}
     try:
         return load_settings(config, **overrides)
@@ -111,6 +111,8 @@ def serve_command(
     ] = None,
 ) -> None:
     """Serve the HTTP API, server-sent task events and MCP (at /mcp)."""
+    from sleuth.service_settings import is_loopback
+
     settings = _settings(config, replay)
     count = _process_count(settings, processes)
     bind = host or settings.serve.host
@@ -328,6 +330,8 @@ def _usable_cores() -> int:
 
 def _worker_main(listening: socket.socket) -> None:
     """One `sleuth serve --processes N` worker (in its own process)."""
+    from sleuth.config import load_settings
+
     _stop_with_parent()
     # Taken out of the environment: it is the supervisor's hand-over, not a setting.
     spec = json.loads(os.environ.pop(_WORKER_SPEC))
@@ -374,6 +378,10 @@ def worker_command(
 async def run_worker(settings: Settings, stop: asyncio.Event | None = None) -> None:
     """Run tasks until `stop` is set, or, without one, until SIGTERM or SIGINT; then
     stop gracefully (a second signal skips the rest of the grace)."""
+    from sleuth.gateway import Sleuth
+    from sleuth.store import open_store
+    from sleuth.tasks import TaskRunner
+
     hurry = asyncio.Event()
     if stop is None:
         stop = asyncio.Event()
@@ -437,6 +445,7 @@ _T = TypeVar("_T")
 
 def _on_store(settings: Settings, use: Callable[[Store], Awaitable[_T]]) -> _T:
     """`use(store)` on the configured store, opened for it and closed after."""
+    from sleuth.store import open_store
 
     async def run() -> _T:
         store = open_store(settings.store)
@@ -463,6 +472,9 @@ def create(
     config: ConfigOption = None,
 ) -> None:
     """Make a key and print it once; only its hash is stored."""
+    from sleuth import keys
+    from sleuth.errors import SearchError
+
     settings = _settings(config)
 
     try:

@@ -12,26 +12,26 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from sleuth.api.answer_text import render_composite_text, render_text
 from sleuth.api.cli_errors import exit_with_error
-from sleuth.config import load_settings
-from sleuth.errors import SearchError
-from sleuth.gateway import Sleuth
-from sleuth.observe import call_context
-from sleuth.workflows.arguments import from_command_line
-from sleuth.workflows.composite import CompositeResponse
-from sleuth.workflows.toolbox import ToolAnswer, ToolBox
+
+if TYPE_CHECKING:
+    from sleuth.gateway import Sleuth
+    from sleuth.workflows.toolbox import ToolAnswer, ToolBox
 
 __all__ = ["tool_command"]
 
 
 async def _call(sleuth: Sleuth, name: str, pairs: list[str]) -> ToolAnswer:
+    from sleuth.observe import call_context
+    from sleuth.workflows.arguments import from_command_line
+    from sleuth.workflows.toolbox import ToolBox
+
     toolbox = ToolBox(sleuth)
     arguments = from_command_line(toolbox.get(name).parameters, pairs)
     try:
@@ -58,6 +58,13 @@ def tool_command(
     ] = None,
 ) -> None:
     """Call a declared tool (tools: in sleuth.yaml, tools_dir), or list them."""
+    from sleuth.api.answer_text import render_composite_text, render_text
+    from sleuth.config import load_settings
+    from sleuth.errors import SearchError
+    from sleuth.gateway import Sleuth
+    from sleuth.workflows.composite import CompositeResponse
+    from sleuth.workflows.toolbox import ToolBox
+
     try:
         sleuth = Sleuth(load_settings(config))
         if name is None:

@@ -13,19 +13,17 @@ import json
 import time
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from sleuth.api.cli_errors import exit_with_error
-from sleuth.api.http_usage import json_entry
-from sleuth.config import Settings, load_settings
-from sleuth.errors import SearchError
-from sleuth.store import Store, open_store
-from sleuth.usage import Ledger
-from sleuth.usage.report import GROUPS, requested_groups, requested_range
+from sleuth.usage.groups import GROUPS
+
+if TYPE_CHECKING:
+    from sleuth.config import Settings
 
 __all__ = ["audit_command", "usage_command"]
 
@@ -43,6 +41,8 @@ class PeriodName(StrEnum):
 
 
 def _on_store(settings: Settings, use: Any) -> Any:
+    from sleuth.store import Store, open_store
+
     async def run() -> Any:
         store: Store = open_store(settings.store)
         try:
@@ -81,6 +81,11 @@ def usage_command(
     config: ConfigOption = None,
 ) -> None:
     """Calls, cost, cache savings and failures per day or month."""
+    from sleuth.config import load_settings
+    from sleuth.errors import SearchError
+    from sleuth.usage import Ledger
+    from sleuth.usage.report import requested_groups, requested_range
+
     try:
         settings = load_settings(config)
         ledger = Ledger(settings.usage, settings.audit)
@@ -126,6 +131,11 @@ def audit_command(
     config: ConfigOption = None,
 ) -> None:
     """The audit log: who searched, with which key and tool, when, which providers, what it cost."""
+    from sleuth.api.http_usage import json_entry
+    from sleuth.config import load_settings
+    from sleuth.errors import SearchError
+    from sleuth.usage.report import requested_range
+
     try:
         settings = load_settings(config)
         start, end = requested_range("day", since, until, time.time(), fields=_FIELDS)

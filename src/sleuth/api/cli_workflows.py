@@ -16,21 +16,17 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from sleuth.api.cli_errors import exit_with_error
-from sleuth.config import Settings, load_settings
-from sleuth.contract import Task
-from sleuth.errors import SearchError
-from sleuth.gateway import Sleuth
-from sleuth.store import open_store
-from sleuth.tasks import TaskRunner
-from sleuth.workflows.arguments import from_command_line
-from sleuth.workflows.workflow_book import load_workflow
+
+if TYPE_CHECKING:
+    from sleuth.config import Settings
+    from sleuth.contract import Task
 
 __all__ = ["run_command"]
 
@@ -39,6 +35,12 @@ _WAIT_S = 24 * 3600.0
 
 
 async def _run(settings: Settings, file: Path, pairs: list[str], key: str | None) -> Task:
+    from sleuth.gateway import Sleuth
+    from sleuth.store import open_store
+    from sleuth.tasks import TaskRunner
+    from sleuth.workflows.arguments import from_command_line
+    from sleuth.workflows.workflow_book import load_workflow
+
     workflow = load_workflow(file)
     inputs = from_command_line(workflow.inputs, pairs)
     async with Sleuth(settings) as sleuth:
@@ -75,6 +77,9 @@ def run_command(
     ] = None,
 ) -> None:
     """Run a workflow (steps, for_each, sinks) once and wait for it."""
+    from sleuth.config import load_settings
+    from sleuth.errors import SearchError
+
     try:
         task = asyncio.run(_run(load_settings(config), file, input_ or [], key))
     except SearchError as exc:

@@ -17,10 +17,11 @@ policies in `resilience/` take a store and never know which one.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from sleuth import lazy_names
 from sleuth.data_dir import default_data_dir
 from sleuth.store.base import (
     BreakerRecord,
@@ -44,8 +45,10 @@ from sleuth.store.base import (
     entry_for,
 )
 from sleuth.store.memory import MemoryStore
-from sleuth.store.redis import RedisStore
 from sleuth.store.sqlite import SqliteStore
+
+if TYPE_CHECKING:
+    from sleuth.store.redis import RedisStore
 
 __all__ = [
     "BreakerRecord",
@@ -159,11 +162,19 @@ class StoreSettings(BaseModel):
         return value
 
 
+def __getattr__(name: str) -> object:
+    # The Redis client library is imported when a Redis store is opened (or named),
+    # not by every process that keeps its state in SQLite or memory.
+    return lazy_names.load(__name__, {"RedisStore": "sleuth.store.redis"}, name)
+
+
 def open_store(settings: StoreSettings) -> Store:
     """The configured store; close it with `await store.aclose()`."""
     if settings.backend == "memory":
         return MemoryStore()
     if settings.backend == "redis":
+        from sleuth.store.redis import RedisStore
+
         return RedisStore(
             settings.url,
             namespace=settings.namespace,

@@ -21,10 +21,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any
 
 from sleuth.errors import InvalidRequest
 from sleuth.store.usage_records import UsageRow, period_starts
+from sleuth.usage.groups import GROUPS, Group
 from sleuth.usage.prices import format_micros
 from sleuth.usage.settings import Period
 
@@ -42,8 +43,6 @@ __all__ = [
     "total",
 ]
 
-Group = Literal["provider", "tenant", "key", "tool", "workflow", "adapter"]
-GROUPS: tuple[Group, ...] = ("provider", "tenant", "key", "tool", "workflow", "adapter")
 _FAILED = frozenset({"error", "timeout"})
 #: 9999-12-31T23:59:59Z, the last second a `datetime` can show.
 _LAST_SECOND = 253_402_300_799.0

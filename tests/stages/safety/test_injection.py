@@ -416,7 +416,7 @@ def test_keywords_never_hide_a_match() -> None:
     pattern finds."""
     from sleuth.stages.safety import injection
 
-    compiled = DEFAULT._compiled
+    compiled = DEFAULT.compiled
     texts = keyword_corpus()
     assert len(texts) > 400
     for text in texts:
@@ -429,7 +429,7 @@ def test_keywords_never_hide_a_match() -> None:
 def test_every_default_pattern_has_keywords_that_the_test_above_exercises() -> None:
     from sleuth.stages.safety import injection
 
-    compiled = DEFAULT._compiled
+    compiled = DEFAULT.compiled
     views = [injection.matching_view(text)[0] for text in keyword_corpus()]
 
     assert compiled.always == ()

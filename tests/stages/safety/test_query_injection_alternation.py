@@ -60,7 +60,7 @@ def expression_sets() -> dict[str, list[str]]:
         for feature, entries in by_feature.items():
             merged.setdefault(feature, []).extend(entry for entry in entries if entry)
     topic = QueryInjectionSettings().topic_cues
-    acts = DEFAULT._any_act
+    acts = DEFAULT.any_act
     return {
         "acts": acts.expressions if acts is not None else [],
         "topic_cues": [entry for entries in topic.values() for entry in entries if entry],
@@ -116,7 +116,7 @@ def test_leftmost_then_first_alternative(
 
 
 def test_the_keyword_index_selects_the_patterns_a_plain_keyword_test_selects() -> None:
-    compiled = QueryInjectionSettings()._compiled
+    compiled = QueryInjectionSettings().compiled
     keyword_sets = [pattern.keywords for pattern in compiled.patterns]
     keyword_sets += [(), ("",), ("梗",), ("x",)]  # none, an empty one, one character
     index = KeywordIndex(keyword_sets)

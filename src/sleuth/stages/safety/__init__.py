@@ -10,16 +10,19 @@
   links as they leave (the provider extras' values only for the results shown).
 
 The two injection screens share how they read text (`injection_text`) and how their
-pattern tables compile (`rule_patterns`).
+pattern tables compile (`rule_patterns`); their default patterns compile on first use,
+or at `compile_screens` (`warm_up`).
 """
 
 from sleuth.stages.safety.content_policy import apply_content_policy
 from sleuth.stages.safety.guard import guard
 from sleuth.stages.safety.injection import screen
 from sleuth.stages.safety.sanitise import sanitise_extras, sanitise_items, sanitise_response
+from sleuth.stages.safety.warm_up import compile_screens
 
 __all__ = [
     "apply_content_policy",
+    "compile_screens",
     "guard",
     "sanitise_extras",
     "sanitise_items",

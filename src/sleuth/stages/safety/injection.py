@@ -238,12 +238,18 @@ class InjectionSettings(BaseModel):
         return value
 
     def model_post_init(self, context: Any, /) -> None:
-        self._compiled = _compile(self)
+        # Values given are compiled here, so that one that does not compile is refused
+        # with the settings; the defaults on first use (as the guard's,
+        # `QueryInjectionSettings`).
+        if self.model_fields_set:
+            self._compiled = _compile(self)
 
     @property
     def compiled(self) -> _Compiled:
-        """The compiled patterns, set at validation (`sleuth.private_attrs`)."""
-        found: _Compiled = private(self, "_compiled")
+        """The compiled patterns (`sleuth.private_attrs`)."""
+        found: _Compiled | None = private(self, "_compiled")
+        if found is None:
+            found = self._compiled = _compile(self)
         return found
 
 
@@ -535,7 +541,7 @@ def score_injections(
     }
 
 
-#: The defaults, compiled once at import.
+#: The defaults, compiled once, on first use.
 DEFAULT = InjectionSettings()
 
 

@@ -293,12 +293,19 @@ class QueryInjectionSettings(BaseModel):
         return value
 
     def model_post_init(self, context: Any, /) -> None:
-        self._compiled = _compile(self)
+        # Values given (sleuth.yaml, a caller) are compiled here, so that one that does
+        # not compile is refused with the settings; the defaults, which do, on first use:
+        # a command that only reads the settings (`sleuth index`) does not pay for them,
+        # and `Sleuth.warm_up` compiles them before a service's first search.
+        if self.model_fields_set:
+            self._compiled = _compile(self)
 
     @property
     def compiled(self) -> _Compiled:
-        """The compiled patterns, set at validation (`sleuth.private_attrs`)."""
-        found: _Compiled = private(self, "_compiled")
+        """The compiled patterns (`sleuth.private_attrs`)."""
+        found: _Compiled | None = private(self, "_compiled")
+        if found is None:
+            found = self._compiled = _compile(self)
         return found
 
 
@@ -606,5 +613,5 @@ def smuggled_text(query: str) -> str:
     return " ".join(found)
 
 
-#: The defaults, compiled once at import.
+#: The defaults, compiled once, on first use.
 DEFAULT = QueryInjectionSettings()

@@ -132,8 +132,7 @@ class ScoreSettings(BaseModel):
         ),
     )
 
-    _compiled: dict[Feature, Alternation] = PrivateAttr()
-    _any_act: Alternation | None = PrivateAttr()
+    _compiled: _CompiledWords = PrivateAttr()
 
     @field_validator("weights")
     @classmethod
@@ -149,29 +148,48 @@ class ScoreSettings(BaseModel):
         return value
 
     def model_post_init(self, context: Any, /) -> None:
-        merged: dict[Feature, list[str]] = {}
-        for by_feature in self.features.values():
-            for feature, entries in by_feature.items():
-                merged.setdefault(feature, []).extend(entry for entry in entries if entry)
-        # Each a long alternation searched clause by clause: tried only where one can start.
-        self._compiled = {
-            feature: Alternation(entries, re.I) for feature, entries in merged.items() if entries
-        }
-        acts = [entry for feature in _ACTS for entry in merged.get(feature, [])]
-        # Hundreds of acts, searched in every query: tried only where one can start.
-        self._any_act = Alternation(acts, re.I) if acts else None
+        # Values given are compiled here, so that one that does not compile is refused
+        # with the settings; the defaults on first use (as `QueryInjectionSettings`).
+        if self.model_fields_set:
+            self._compiled = _compile_words(self.features)
+
+    def _words(self) -> _CompiledWords:
+        found: _CompiledWords | None = private(self, "_compiled")
+        if found is None:
+            found = self._compiled = _compile_words(self.features)
+        return found
 
     @property
     def compiled(self) -> dict[Feature, Alternation]:
-        """Each feature's words, compiled, set at validation (`sleuth.private_attrs`)."""
-        found: dict[Feature, Alternation] = private(self, "_compiled")
-        return found
+        """Each feature's words, compiled (`sleuth.private_attrs`)."""
+        return self._words().features
 
     @property
     def any_act(self) -> Alternation | None:
-        """All the acts in one alternation, set at validation (`sleuth.private_attrs`)."""
-        found: Alternation | None = private(self, "_any_act")
-        return found
+        """All the acts in one alternation (`sleuth.private_attrs`)."""
+        return self._words().any_act
+
+
+@dataclass(frozen=True, slots=True)
+class _CompiledWords:
+    features: dict[Feature, Alternation]
+    any_act: Alternation | None
+
+
+def _compile_words(features: dict[str, dict[Feature, list[str]]]) -> _CompiledWords:
+    merged: dict[Feature, list[str]] = {}
+    for by_feature in features.values():
+        for feature, entries in by_feature.items():
+            merged.setdefault(feature, []).extend(entry for entry in entries if entry)
+    acts = [entry for feature in _ACTS for entry in merged.get(feature, [])]
+    return _CompiledWords(
+        # Each a long alternation searched clause by clause: tried only where one can start.
+        features={
+            feature: Alternation(entries, re.I) for feature, entries in merged.items() if entries
+        },
+        # Hundreds of acts, searched in every query: tried only where one can start.
+        any_act=Alternation(acts, re.I) if acts else None,
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -324,5 +342,5 @@ def _clause_score(text: str, start: int, end: int, settings: ScoreSettings) -> C
     return ClauseScore(start, end, max(score, 0.0), counted)
 
 
-#: The defaults, compiled once at import.
+#: The defaults, compiled once, on first use.
 DEFAULT = ScoreSettings()

@@ -7,6 +7,8 @@
 2. A month of rows (`--rows`, spread over 30 days and 50 tenants) in SQLite: the time
    to write them, one tenant's budget check (`spent_micros`), and a month's report
    per day for one tenant and for all.
+3. The CPU a search's rows and audit entry cost the writer when written in group
+   commits of 1, 2, 4, 16 and 64 searches (what `usage.ledger.GATHER_S` gathers).
 
     python bench/usage_ledger.py [--runs 200] [--rows 100000]
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
+import resource
 import statistics
 import tempfile
 import time
@@ -25,7 +28,7 @@ from _common import CASSETTE, CHAIN, REQUEST, percentile
 from sleuth.config import Settings
 from sleuth.gateway import Sleuth
 from sleuth.store import SqliteStore
-from sleuth.store.usage_records import UsageRow, period_starts
+from sleuth.store.usage_records import AuditEntry, UsageRow, period_starts
 from sleuth.transport import ReplayTransport
 from sleuth.usage import Ledger
 
@@ -110,6 +113,27 @@ async def reports(count: int, folder: Path) -> None:
     print(f"  total cost {every['total']['cost']['USD']} USD")
 
 
+def cpu_s() -> float:
+    used = resource.getrusage(resource.RUSAGE_SELF)  # the store's worker threads too
+    return used.ru_utime + used.ru_stime
+
+
+async def commits(folder: Path, searches: int = 1280) -> None:
+    print(f"writing {searches} searches' rows (3 providers) and audit entries (SQLite):")
+    for batch in (1, 2, 4, 16, 64):
+        store = SqliteStore(folder / f"commits-{batch}.sqlite")
+        at = time.time()
+        rows = [UsageRow(at, "default", name, "ok", 5000, currency="USD") for name in CHAIN[:3]]
+        audit = AuditEntry(at, "default", "ok", "0f3a", tuple(CHAIN[:3]), adapter="http")
+        await store.add_usage(rows, [audit])  # the schema and a pooled connection
+        started = cpu_s()
+        for _ in range(searches // batch):
+            await store.add_usage(rows * batch, [audit] * batch)
+        spent_us = (cpu_s() - started) / searches * 1e6
+        await store.aclose()
+        print(f"  {batch:2} searches a commit: {spent_us:6.1f} us of CPU a search")
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=200)
@@ -125,6 +149,7 @@ async def main() -> None:
                 f" p95 {percentile(values, 0.95):.2f} ms ({len(values)} runs)"
             )
         await reports(args.rows, folder)
+        await commits(folder)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
-"""The ledger's writer: every recorded search reaches the store, many in one write
-when they come faster than the store answers, and a failed write loses only its own."""
+"""The ledger's writer: every recorded search reaches the store, those recorded within
+`GATHER_S` of each other (or while a write is out) in one write, a flush without
+waiting for the gathering, and a failed write loses only its own."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from sleuth.store.memory import MemoryStore
 from sleuth.store.usage_records import AuditEntry, UsageRow
+from sleuth.usage import ledger as ledger_module
 from sleuth.usage.accounting import Finished
 from sleuth.usage.ledger import Ledger
 from sleuth.usage.settings import AuditSettings, UsageSettings
@@ -55,15 +57,43 @@ async def test_searches_recorded_together_are_written_in_one_go() -> None:
     assert await tenants_audit(store) == sorted(f"srch_{n}" for n in range(50))
 
 
+async def test_searches_recorded_within_the_gathering_are_written_together_unflushed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ledger_module, "GATHER_S", 0.05)
+    store, ledger = CountingStore(), Ledger(UsageSettings(), AuditSettings())
+    ledger.record(store, finished(0))
+    await asyncio.sleep(0)  # the writer starts gathering
+    for n in range(1, 5):
+        ledger.record(store, finished(n))
+    for _ in range(500):  # no flush: the gathering ends by itself
+        if store.writes:
+            break
+        await asyncio.sleep(0.01)
+    assert store.writes == [5]
+
+
+async def test_a_flush_writes_what_waits_without_waiting_for_the_gathering(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(ledger_module, "GATHER_S", 600.0)
+    store, ledger = CountingStore(), Ledger(UsageSettings(), AuditSettings())
+    ledger.record(store, finished(0))
+    await asyncio.sleep(0)  # the writer is gathering, for ten minutes
+    await asyncio.wait_for(ledger.flush(), timeout=10)
+    assert await tenants_audit(store) == ["srch_0"]
+
+
 async def test_searches_recorded_while_a_write_is_out_go_in_the_next_one() -> None:
     store, ledger = CountingStore(), Ledger(UsageSettings(), AuditSettings())
     store.hold = asyncio.Event()
     ledger.record(store, finished(0))
-    await asyncio.sleep(0)  # the writer takes the first search and waits on the store
+    flushing = asyncio.create_task(ledger.flush())
+    await asyncio.sleep(0.01)  # the writer takes the first search and waits on the store
     for n in range(1, 6):
         ledger.record(store, finished(n))
     store.hold.set()
-    await ledger.flush()
+    await flushing
     assert store.writes == [1, 5]
     assert len(await tenants_audit(store)) == 6
 
@@ -88,8 +118,10 @@ def test_what_waited_behind_a_write_cut_by_the_loops_end_is_written_by_the_next_
     async def end_during_a_write() -> None:
         store.hold = asyncio.Event()
         ledger.record(store, finished(0))
-        await asyncio.sleep(0)  # the writer takes search 0 and waits on the store
+        flushing = asyncio.create_task(ledger.flush())
+        await asyncio.sleep(0.01)  # the writer takes search 0 and waits on the store
         ledger.record(store, finished(1))  # waits behind it; then the loop ends
+        flushing.cancel()
 
     asyncio.run(end_during_a_write())  # cancels the writer mid-write: search 0 is lost
     store.hold = None

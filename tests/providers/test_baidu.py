@@ -9,6 +9,8 @@ documents list it), the 百度AI搜索 error-code table
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from helpers import body_loader, cassette_entries, data_dir, parser, query_maker, raised
 from pytest_httpserver import HTTPServer
@@ -28,6 +30,7 @@ from sleuth.errors import (
 from sleuth.mapping_files import builtin_mapping
 from sleuth.providers import baidu, get
 from sleuth.providers.base import ProviderSettings
+from sleuth.stages.results.normalize import parse_date as normalize_date
 from sleuth.transport import HttpTransport, ReplayTransport
 
 MAPPING = builtin_mapping("baidu")
@@ -106,13 +109,26 @@ def test_references_keep_title_url_snippet_date_and_site() -> None:
         "https://www.nobelprize.org/prizes/physics/2024/summary/",
     ]
     xinhua, gov, nobel = hits
-    assert xinhua.published_at == "2024-10-08 18:05:00"
+    assert xinhua.published_at == "2024-10-08 18:05:00+08:00"  # China Standard Time
     assert xinhua.snippet is not None and xinhua.snippet.startswith("瑞典皇家科学院8日宣布")
     assert xinhua.fields["site_name"] == "新华网"
     assert gov.snippet is not None and gov.snippet.startswith("霍普菲尔德发明了")  # content
     assert "snippet" in gov.fell_back
     assert nobel.title == "The Nobel Prize in Physics 2024 - NobelPrize.org"  # web_anchor
     assert nobel.published_at is None  # date: ""
+
+
+def test_a_date_without_a_zone_is_beijing_time_and_one_with_a_zone_is_kept() -> None:
+    body = load("search_ok.json")
+    dates = ["2024-10-08 18:05:00", "2024-10-09T08:30:00Z", "2024-10-09"]
+    for reference, date in zip(body["references"], dates, strict=True):
+        reference["date"] = date
+    published = [normalize_date(hit.published_at) for hit in parse(200, {}, body)]
+    assert published == [
+        datetime(2024, 10, 8, 10, 5, tzinfo=UTC),  # 18:05 in Beijing
+        datetime(2024, 10, 9, 8, 30, tzinfo=UTC),
+        datetime(2024, 10, 9, tzinfo=UTC),  # a bare day stays that day
+    ]
 
 
 def test_empty_result_is_an_empty_list() -> None:

@@ -28,12 +28,20 @@ free calls a day used up, pay-as-you-go not enabled) and
 and the like) → `AuthFailed`; other 400s → `ProviderRejected`; 5xx →
 `ProviderUnavailable`.
 
+`date` comes without a zone ("2024-10-08 18:05:00") and the reference names none; a
+service of China whose pages show China Standard Time, Baidu is read in it: a date
+and time without a zone are UTC+8. Read as UTC, a page published an hour ago would be
+seven hours ahead of now, and its date dropped as in the future. A bare day is left a
+day.
+
 Options (`providers.baidu.options`): `edition` (`standard`, or `lite`: faster, a
 little weaker).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -123,7 +131,18 @@ def parse_response(
     if error is not None:
         raise _api_error(status, headers, *error)
     _, found = json_records("baidu", status, headers, body, mapping)
-    return [hit_from(mapping, entry) for entry in found]
+    return [_in_china_time(hit_from(mapping, entry)) for entry in found]
+
+
+#: A date and time with no zone after it (ISO 8601, a space or a T between).
+_NO_ZONE = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?")
+
+
+def _in_china_time(hit: RawHit) -> RawHit:
+    """The hit with its zoneless date and time read as China Standard Time (UTC+8)."""
+    if hit.published_at is None or not _NO_ZONE.fullmatch(hit.published_at):
+        return hit
+    return dataclasses.replace(hit, published_at=hit.published_at + "+08:00")
 
 
 def _error(body: Any) -> tuple[str, str] | None:

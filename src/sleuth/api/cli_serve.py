@@ -19,7 +19,6 @@ the running ones back at once.
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import logging
 import os
@@ -202,21 +201,13 @@ def _serve(settings: Settings, bind: str, workers: bool, listening: socket.socke
     import uvicorn
 
     from sleuth.api.http import create_app
+    from sleuth.api.service_gc import settle_for_service
     from sleuth.api.wire_protocol import limited_protocol
 
     class FrozenAtStartServer(uvicorn.Server):
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
-            # What exists once the app is up (modules, models, settings: about 170,000
-            # objects) lives as long as the process: kept out of the cyclic collector,
-            # a full collection under thousands of connections costs tens of
-            # milliseconds instead of over a hundred, every client waiting meanwhile.
-            gc.collect()
-            gc.freeze()
-            # A search allocates tens of thousands of objects, nearly all freed by
-            # their counts: at the default threshold (700) a young collection ran
-            # every few searches, 0.8 ms of CPU a search (4 %); at this one, 0.1 ms.
-            gc.set_threshold(_YOUNG_GC_THRESHOLD)
+            settle_for_service()  # once the app is up
 
     app = create_app(settings, bound_host=bind, workers=workers)
     limits = settings.serve.limits
@@ -231,9 +222,6 @@ def _serve(settings: Settings, bind: str, workers: bool, listening: socket.socke
 
 
 _WORKER_SPEC = "SLEUTH_SERVE_WORKER_SPEC"
-
-#: Allocations (less deallocations) between two young-generation collections.
-_YOUNG_GC_THRESHOLD = 10_000
 
 
 def _supervise(

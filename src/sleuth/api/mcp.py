@@ -76,6 +76,7 @@ from sleuth import __version__
 from sleuth.api.answer_text import render_composite_text, render_text
 from sleuth.api.body_limits import read_first
 from sleuth.api.mcp_extract import read_page_tool
+from sleuth.api.service_gc import settle_for_service
 from sleuth.config import Settings
 from sleuth.contract import ErrorInfo, SearchResponse, Task
 from sleuth.errors import InvalidRequest, SearchError
@@ -412,6 +413,7 @@ async def serve_stdio(settings: Settings) -> None:
         grace_s = min(settings.serve.shutdown_grace_s, _STDIO_GRACE_S)
         stack.push_async_callback(runner.stop, grace_s)
         server = build_mcp(sleuth, runner)
+        settle_for_service()  # once warmed up, as `sleuth serve` does
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
 

@@ -175,6 +175,36 @@ def test_connections_opened_at_once_are_spread_over_the_workers(tmp_path: Path) 
     assert len([n for n in held.values() if n]) == 2, held
 
 
+def test_a_clients_keep_alive_connections_even_out_over_the_workers(tmp_path: Path) -> None:
+    """16 keep-alive connections, however the kernel hashed them, end up 8 and 8 within
+    a few requests each: a worker over its share closes one after a response, and the
+    client's new connection is hashed again. Every request is answered. Three times
+    over, so that an even split by chance (one in five) does not pass for it."""
+    with FaultServer() as provider:
+        config = write_config(tmp_path, provider.url_for("ok"))
+        port = free_port()
+        with serve(config, port, tmp_path / "serve.log", "--processes", "2") as server:
+            workers = children(server.pid)
+            for _attempt in range(3):
+                clients = [httpx.Client(base_url=f"http://127.0.0.1:{port}") for _ in range(16)]
+                try:
+                    held: dict[int, int] = {}
+                    for _round in range(60):
+                        for client in clients:
+                            answer = client.get("/healthz")
+                            assert answer.status_code == 200, answer.text
+                        held = accepted_by(workers, port)
+                        if sorted(n for n in held.values() if n) == [8, 8]:
+                            break
+                finally:
+                    for client in clients:
+                        client.close()
+                assert sorted(n for n in held.values() if n) == [8, 8], held
+                deadline = time.monotonic() + 30  # the workers see the clients gone
+                while sum(accepted_by(workers, port).values()) and time.monotonic() < deadline:
+                    time.sleep(0.05)
+
+
 def searches_counted(metrics: str) -> float:
     """The sum of `sleuth_searches_total` over its labels, as Prometheus would add it."""
     return sum(

@@ -41,6 +41,7 @@ from rich.table import Table
 from sleuth.api.cli_help import ReadableHelpGroup
 
 if TYPE_CHECKING:
+    from sleuth.api.connection_share import ConnectionShare, Counts
     from sleuth.config import Settings
     from sleuth.store import Store
 
@@ -155,10 +156,11 @@ def serve_command(
         _supervise(count, listening, config, replay, bind, workers, settings)
 
 
-#: Linux spreads a port's new connections evenly over the listening sockets that share
-#: it with SO_REUSEPORT. Workers accepting from one shared socket are not spread: the
-#: first awake accepts every connection waiting (asyncio accepts up to its backlog at
-#: a time), so a client's 16 keep-alive connections all went to one of two workers.
+#: Linux spreads a port's new connections over the listening sockets that share it with
+#: SO_REUSEPORT, by a hash (evened out by `sleuth.api.connection_share`). Workers
+#: accepting from one shared socket are not spread: the first awake accepts every
+#: connection waiting (asyncio accepts up to its backlog at a time), so a client's 16
+#: keep-alive connections all went to one of two workers.
 _SPREADS_CONNECTIONS = sys.platform == "linux" and hasattr(socket, "SO_REUSEPORT")
 
 
@@ -196,8 +198,15 @@ def _listen_beside(holder: socket.socket) -> socket.socket:
     return _bound_beside(host, port, holder.family)
 
 
-def _serve(settings: Settings, bind: str, workers: bool, listening: socket.socket) -> None:
-    """One uvicorn server on the bound socket, with the wire limits of `serve.limits`."""
+def _serve(
+    settings: Settings,
+    bind: str,
+    workers: bool,
+    listening: socket.socket,
+    share: ConnectionShare | None = None,
+) -> None:
+    """One uvicorn server on the bound socket, with the wire limits of `serve.limits`
+    (and, as one of several workers, its share of the connections)."""
     import uvicorn
 
     from sleuth.api.http import create_app
@@ -215,7 +224,7 @@ def _serve(settings: Settings, bind: str, workers: bool, listening: socket.socke
         app,
         log_level="warning",
         access_log=False,
-        http=limited_protocol(limits),
+        http=limited_protocol(limits, share),
         timeout_keep_alive=limits.keep_alive_s,
     )
     FrozenAtStartServer(served).run(sockets=[listening])
@@ -253,7 +262,12 @@ def _supervise(
     )
     spawn = multiprocessing.get_context("spawn")
     with _shared_metrics_dir():
-        processes = [spawn.Process(target=_worker_main, args=(listening,)) for _ in range(count)]
+        # How many connections each worker holds, so that they even out (connection_share).
+        counts = spawn.RawArray("q", count)
+        processes = [
+            spawn.Process(target=_worker_main, args=(listening, counts, slot))
+            for slot in range(count)
+        ]
         for process in processes:
             process.start()
         stopping: list[int] = []
@@ -316,8 +330,10 @@ def _usable_cores() -> int:
         return os.cpu_count() or 1
 
 
-def _worker_main(listening: socket.socket) -> None:
-    """One `sleuth serve --processes N` worker (in its own process)."""
+def _worker_main(listening: socket.socket, counts: Counts, slot: int) -> None:
+    """One `sleuth serve --processes N` worker (in its own process), the `slot`-th
+    of the shared connection counts."""
+    from sleuth.api.connection_share import ConnectionShare
     from sleuth.config import load_settings
 
     _stop_with_parent()
@@ -331,7 +347,8 @@ def _worker_main(listening: socket.socket) -> None:
         with listening:
             mine = _listen_beside(listening)
         listening = mine
-    _serve(settings, spec["bound_host"], spec["workers"], listening)
+    share = ConnectionShare(counts, slot)
+    _serve(settings, spec["bound_host"], spec["workers"], listening, share)
 
 
 def worker_command(

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from sleuth.api.connection_share import ConnectionShare
 from sleuth.errors import RequestTimeout, RequestTooLarge, SearchError, TooManyConnections
 from sleuth.service_settings import WireLimits
 
@@ -99,8 +100,13 @@ class _Waiting:
             self.sweep_at = self.loop.call_at(max(first, now) + self.period_s, self._sweep)
 
 
-def limited_protocol(limits: WireLimits) -> type[HttpToolsProtocol]:
-    """A protocol class for `uvicorn.run(http=...)` that enforces `limits`."""
+def limited_protocol(
+    limits: WireLimits, share: ConnectionShare | None = None
+) -> type[HttpToolsProtocol]:
+    """A protocol class for `uvicorn.run(http=...)` that enforces `limits`; with
+    `share` (a worker of `sleuth serve --processes N`), a worker holding more than its
+    share of the connections closes one after its next response
+    (`sleuth.api.connection_share`)."""
 
     slow_headers = _refusal(
         RequestTimeout(
@@ -129,9 +135,12 @@ def limited_protocol(limits: WireLimits) -> type[HttpToolsProtocol]:
     class LimitedProtocol(HttpToolsProtocol):
         _waiting: _Waiting
         _header_bytes = 0
+        _leaving = False  # told to close after its response, to even the workers out
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
+            if share is not None:
+                share.held(len(self.connections))
             waiting = servers.get(self.server_state)
             if waiting is None:
                 waiting = servers[self.server_state] = _Waiting(self.loop, limits)
@@ -164,7 +173,19 @@ def limited_protocol(limits: WireLimits) -> type[HttpToolsProtocol]:
 
         def on_headers_complete(self) -> None:
             self._waiting.remove(self)
+            before = self.cycle
             super().on_headers_complete()
+            cycle = self.cycle
+            if (
+                share is not None
+                and cycle is not before  # a request was taken (not an upgrade)
+                and cycle is not None
+                and cycle.keep_alive
+                and not self._leaving
+                and share.should_leave()
+            ):
+                cycle.keep_alive = False  # answered with Connection: close, then closed
+                self._leaving = True
 
         def data_received(self, data: bytes) -> None:
             if self.transport.is_closing():
@@ -174,6 +195,10 @@ def limited_protocol(limits: WireLimits) -> type[HttpToolsProtocol]:
         def connection_lost(self, exc: Exception | None) -> None:
             self._waiting.remove(self)
             super().connection_lost(exc)
+            if share is not None:
+                share.held(len(self.connections))
+                if self._leaving:
+                    share.left()
 
         def refuse_slow_headers(self) -> None:
             self._refuse(slow_headers)

@@ -1,11 +1,11 @@
 """Provider hits become ResultItems; dates are parsed as sent and never guessed."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 
 from sleuth.providers.base import RawHit
-from sleuth.stages.results.normalize import freshness_of, normalize, parse_date
+from sleuth.stages.results.normalize import normalize, parse_date
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -24,21 +24,6 @@ NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 )
 def test_parse_date(sent: str | None, parsed: datetime | None) -> None:
     assert parse_date(sent) == parsed
-
-
-@pytest.mark.parametrize(
-    ("age", "label"),
-    [
-        (timedelta(hours=2), "realtime"),
-        (timedelta(days=3), "past_week"),
-        (timedelta(days=20), "past_month"),
-        (timedelta(days=400), "archive"),
-        (timedelta(days=-1), "unknown"),
-    ],
-)
-def test_freshness_from_the_providers_date(age: timedelta, label: str) -> None:
-    assert freshness_of(NOW - age, NOW) == label
-    assert freshness_of(None, NOW) == "unknown"
 
 
 def test_normalize_keeps_what_was_sent_and_records_positions() -> None:

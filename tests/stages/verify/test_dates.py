@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from sleuth.contract import ErrorInfo, ResultItem
 from sleuth.extract.models import ExtractedPage
-from sleuth.stages.results.normalize import freshness_of
+from sleuth.stages.freshness import freshness_of
 from sleuth.stages.verify.dates import (
     DateSettings,
     FoundDate,

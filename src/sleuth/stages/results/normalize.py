@@ -10,11 +10,12 @@ from __future__ import annotations
 import hashlib
 import html
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 
-from sleuth.contract import Freshness, ResultItem
+from sleuth.contract import ResultItem
 from sleuth.providers.base import RawHit
+from sleuth.stages.freshness import freshness_of
 from sleuth.stages.links import split_link
 
 
@@ -32,28 +33,6 @@ def parse_date(value: str | None) -> datetime | None:
         except (TypeError, ValueError):
             return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-_NO_AGE = timedelta(0)
-_DAY = timedelta(hours=24)
-_WEEK = timedelta(days=7)
-_MONTH = timedelta(days=31)
-
-
-def freshness_of(published_at: datetime | None, now: datetime) -> Freshness:
-    """realtime (<24 h), past_week, past_month (31 days), archive; unknown if undated or future."""
-    if published_at is None:
-        return "unknown"
-    age = now - published_at
-    if age < _NO_AGE:
-        return "unknown"
-    if age < _DAY:
-        return "realtime"
-    if age < _WEEK:
-        return "past_week"
-    if age < _MONTH:
-        return "past_month"
-    return "archive"
 
 
 def domain_of(url: str | None) -> str | None:

@@ -6,7 +6,7 @@ written? `find_date` reads date expressions in Chinese and English, absolute
 relative ("3天前", "三天前", "昨天", "刚刚", "3 days ago", "an hour ago", "yesterday"),
 and resolves them against the time of the search, passed in as `now`. It never
 writes `published_at` (that stays what the provider sent); the caller labels
-freshness with `sleuth.stages.results.normalize.freshness_of(found.at, now)` and records
+freshness with `sleuth.stages.freshness.freshness_of(found.at, now)` and records
 `dated_from = found.found_in`. Pure: no clock, no I/O; regexes are compiled once.
 
 Rules, each chosen to keep a wrong date out rather than to find more dates:
@@ -63,8 +63,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from sleuth.contract import ResultItem
 from sleuth.extract.models import ExtractedPage
+from sleuth.stages.freshness import freshness_of
 from sleuth.stages.links import split_link
-from sleuth.stages.results.normalize import freshness_of
 
 __all__ = [
     "DateField",

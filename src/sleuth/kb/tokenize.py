@@ -119,8 +119,12 @@ class Query:
 def analyze(text: str, tokenizer: Tokenizer) -> list[str]:
     """The index terms of `text`, in order (repeats kept: they are term frequency)."""
     lowered = text.lower()
-    if tokenizer == "jieba" and not _CJK_RUN.search(lowered):
-        return list(map(_STEMS.__getitem__, _words(lowered)))  # most text: one pass
+    if tokenizer == "jieba":
+        # Most text: one pass. ASCII text has no Chinese, so it is not searched for any.
+        if lowered.isascii():
+            return list(map(_STEMS.__getitem__, lowered.translate(_ASCII_SEPARATORS).split()))
+        if not _CJK_RUN.search(lowered):
+            return list(map(_STEMS.__getitem__, _TERM.findall(lowered)))
     terms: list[str] = []
     for run, word in _TERM_KIND.findall(lowered):
         if run:

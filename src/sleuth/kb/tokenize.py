@@ -120,19 +120,30 @@ def analyze(text: str, tokenizer: Tokenizer) -> list[str]:
     """The index terms of `text`, in order (repeats kept: they are term frequency)."""
     lowered = text.lower()
     if tokenizer == "jieba":
-        # Most text: one pass. ASCII text has no Chinese, so it is not searched for any.
-        if lowered.isascii():
-            return list(map(_STEMS.__getitem__, lowered.translate(_ASCII_SEPARATORS).split()))
-        if not _CJK_RUN.search(lowered):
-            return list(map(_STEMS.__getitem__, _TERM.findall(lowered)))
+        return _jieba_terms(lowered)
     terms: list[str] = []
     for run, word in _TERM_KIND.findall(lowered):
         if run:
-            terms.extend(_cut(run) if tokenizer == "jieba" else _grams(run))
+            terms.extend(_grams(run))
         else:
             terms.append(_stem(word))
-            if tokenizer == "trigram" and len(word) > TRIGRAM_MIN:
+            if len(word) > TRIGRAM_MIN:
                 terms.extend(word[i : i + TRIGRAM_MIN] for i in range(len(word) - TRIGRAM_MIN + 1))
+    return terms
+
+
+def _jieba_terms(lowered: str) -> list[str]:
+    # Most text has no Chinese: one pass (ASCII text is not even searched for any).
+    if lowered.isascii():
+        return list(map(_STEMS.__getitem__, lowered.translate(_ASCII_SEPARATORS).split()))
+    if not _CJK_RUN.search(lowered):
+        return list(map(_STEMS.__getitem__, _TERM.findall(lowered)))
+    terms: list[str] = []
+    for run, word in _TERM_KIND.findall(lowered):
+        if run:
+            terms += rjieba.cut_for_search(run)  # a list already: no copy of it
+        else:
+            terms.append(_stem(word))
     return terms
 
 
@@ -163,6 +174,8 @@ def index_form(text: str, tokenizer: Tokenizer) -> str:
     identifiers whole and the tails of the dotted ones (`functools.lru_cache` also as
     `lru_cache`, so the entry is found by the name a caller writes; after the text, so
     that no phrase of its words is broken)."""
+    if not text:
+        return ""  # a third of the fields indexed: most sections have no code
     terms = analyze(text, tokenizer)
     after = whole_names(text)
     return " ".join(terms + after if after else terms)

@@ -66,6 +66,8 @@ _TERM_KIND = re.compile(rf"([{_CJK}]+)|([^\W_{_CJK}]+)")
 _ASCII_SEPARATORS = str.maketrans(
     dict.fromkeys((c for c in map(chr, range(128)) if not c.isalnum()), " ")
 )
+# A letter or digit that is not ASCII (one that is part of a word, as `_TERM` reads it).
+_NON_ASCII_LETTER = re.compile(r"[^\W\x00-\x7f]")
 # Words the stemmer is for: Latin letters only (not numbers, versions or Chinese).
 _ENGLISH = re.compile(r"[a-z]+")
 # An identifier in lower-cased text: a word that starts with a letter and joins more
@@ -136,6 +138,11 @@ def _jieba_terms(lowered: str) -> list[str]:
     # Most text has no Chinese: one pass (ASCII text is not even searched for any).
     if lowered.isascii():
         return list(map(_STEMS.__getitem__, lowered.translate(_ASCII_SEPARATORS).split()))
+    if not _NON_ASCII_LETTER.search(lowered):
+        # Its other characters separate words (→, §, “, —: most English text that is not
+        # ASCII), as `?` does: read as ASCII, twice as fast as by `_TERM`.
+        ascii_ = lowered.encode("ascii", "replace").decode("ascii")
+        return list(map(_STEMS.__getitem__, ascii_.translate(_ASCII_SEPARATORS).split()))
     if not _CJK_RUN.search(lowered):
         return list(map(_STEMS.__getitem__, _TERM.findall(lowered)))
     terms: list[str] = []

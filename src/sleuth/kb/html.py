@@ -195,11 +195,15 @@ class _Walker:
     def _counted(self, node: Any, *, joined: bool = True) -> str:
         """The text of an element read whole (a heading, code), counted for the page."""
         text = node.text(deep=True)
-        self._page_chars += len("".join(text.split()))
-        self._page_link_chars += sum(
-            len("".join(link.text(deep=True).split())) for link in node.css("a[href]")
-        )
-        return " ".join(text.split()) if joined else text
+        words = text.split()
+        self._page_chars += len("".join(words))
+        child = node.child
+        if child is None or child.next is not None or child.tag != "-text":
+            # Only an element that is not one text (most code is one) can hold links.
+            self._page_link_chars += sum(
+                len("".join(link.text(deep=True).split())) for link in node.css("a[href]")
+            )
+        return " ".join(words) if joined else text
 
     def _heading(self, node: Any, text: str, *, api: bool = False) -> None:
         self.flush()

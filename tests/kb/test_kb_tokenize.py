@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -132,6 +133,20 @@ def test_ascii_text_splits_at_every_character_but_letters_and_digits() -> None:
     assert analyze(text, "jieba") == words
     # The same words when the text is not all ASCII (the other way of splitting it).
     assert analyze(text + " — café", "jieba") == [*words, "café"]
+
+
+def test_every_character_that_is_not_ascii_separates_words_or_is_part_of_one() -> None:
+    # Text whose only other characters separate words is read as ASCII: each character
+    # of the Basic Multilingual Plane (but Chinese, which jieba cuts) between two words.
+    for code in range(0x80, 0x10000):
+        char = chr(code)
+        if 0xD800 <= code < 0xE000 or re.fullmatch(
+            "[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]", char
+        ):
+            continue
+        text = f"Indexes{char}of x{char}"
+        words = re.findall(r"[^\W_]+", text.lower())
+        assert analyze(text, "jieba") == [t for w in words for t in analyze(w, "jieba")], hex(code)
 
 
 def test_identifiers_are_indexed_whole_after_the_words() -> None:

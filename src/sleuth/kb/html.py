@@ -68,6 +68,7 @@ LINK_DENSITY = 0.8
 #: The same for a whole page: a back-of-book index, a table of contents.
 LINK_DENSITY_PAGE = 0.5
 _MAIN = ("main", "[role=main]")
+_MARKED = ", ".join((*_MAIN, "article"))
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 _BLOCKS = frozenset(
     {
@@ -87,8 +88,10 @@ def read_page(text: str) -> tuple[str | None, Items]:
     title = None
     for selector in ("title", "h1"):
         node = tree.css_first(selector)
-        if node is not None and not title:
+        if node is not None:
             title = " ".join(node.text(deep=True).split()) or None
+            if title:
+                break
     root = _content_root(tree)
     if root is None:
         return title, []
@@ -103,6 +106,9 @@ def read_page(text: str) -> tuple[str | None, Items]:
 
 
 def _content_root(tree: Any) -> Any:
+    # Most pages mark none (DocBook's): one walk of the tree tells, not three.
+    if tree.css_first(_MARKED) is None:
+        return tree.body if tree.body is not None else tree.root
     for selector in _MAIN:
         node = tree.css_first(selector)
         if node is not None:
@@ -189,11 +195,15 @@ class _Walker:
     def _counted(self, node: Any, *, joined: bool = True) -> str:
         """The text of an element read whole (a heading, code), counted for the page."""
         text = node.text(deep=True)
-        self._page_chars += len("".join(text.split()))
-        self._page_link_chars += sum(
-            len("".join(link.text(deep=True).split())) for link in node.css("a[href]")
-        )
-        return " ".join(text.split()) if joined else text
+        words = text.split()
+        self._page_chars += len("".join(words))
+        child = node.child
+        if child is None or child.next is not None or child.tag != "-text":
+            # Only an element that is not one text (most code is one) can hold links.
+            self._page_link_chars += sum(
+                len("".join(link.text(deep=True).split())) for link in node.css("a[href]")
+            )
+        return " ".join(words) if joined else text
 
     def _heading(self, node: Any, text: str, *, api: bool = False) -> None:
         self.flush()

@@ -90,6 +90,8 @@ class Section:
         never cut, and a short section is one piece."""
         total = sum(len(block) + 2 for block in self.blocks)
         count = max(1, math.ceil(total / size))
+        if count == 1:
+            return [_chunk(self.blocks)]  # most sections: no block to place
         pieces: list[list[str]] = [[] for _ in range(count)]
         offset = 0
         for block in self.blocks:

@@ -9,6 +9,10 @@ limits of `serve.limits`, which uvicorn does not have.
   sending its headers (it gets 408: a slow client makes room for a quick one); when
   every connection is past its headers, the new one gets 503 and is closed.
 
+As one of the workers of `sleuth serve --processes N`, it also closes a keep-alive
+connection after its response when the worker holds more than its share of them
+(`sleuth.api.connection_share`).
+
 Bodies are the app's to limit (`sleuth.api.body_limits`), as only it knows the route.
 The refusals are the error contract's JSON, written straight to the socket: no
 request exists yet to answer through the app.

@@ -4,15 +4,15 @@ Linux hands a port's new connections to the workers' SO_REUSEPORT sockets by a h
 the connection's addresses, so a client's few keep-alive connections split as a coin
 falls: wrk's 16 went 9/7, 10/6, 12/4 over two workers in six tries. A connection stays
 with its worker for as long as it lives, so the worker with 12 ran out of core while
-the other one idled, and two processes served 1.5x what one did.
+the other one idled.
 
 So the workers publish how many connections each holds, in a table they share
-(`ConnectionCounts`, one slot each, written only by its owner), and a worker holding
+(`Counts`, one slot each, written only by its owner), and a worker holding
 more than its even share (`ceil(total / N)`) answers the next request on one of its
 connections with `Connection: close`. The client opens a new connection, which the
 kernel hashes anew; one that lands on the same worker again is sent away again, so the
 split reaches even within a few requests. Never more connections are sent away at
-once than the worker holds over its share (`leaving`), and one worker alone (or a
+once than the worker holds over its share (`_leaving`), and one worker alone (or a
 client with one connection) is never touched.
 """
 

@@ -55,6 +55,7 @@ from sleuth.extract.in_search import with_content
 from sleuth.extract.models import ExtractRequest, ExtractResponse, parse_extract_request
 from sleuth.extract.reader import PageReader, build_page_source
 from sleuth.feedback import FeedbackTally
+from sleuth.kb.search import warm_up as warm_up_kb
 from sleuth.mapping_files import MappingFiles
 from sleuth.model_summary import summarize_with_model
 from sleuth.observe import CallContext, Observer, Watch, current_context
@@ -91,6 +92,7 @@ from sleuth.stages.safety import (
 )
 from sleuth.stages.summary import summarize
 from sleuth.stages.verify import confidence, date_from_pages, date_items, score_items
+from sleuth.stages.verify.trust import warm_up as warm_up_trust
 from sleuth.store import (
     CacheEntry,
     MemoryStore,
@@ -299,9 +301,12 @@ class Sleuth:
     async def warm_up(self) -> None:
         """Load, off the event loop, what the first search would otherwise load inside
         its deadline (the Chinese segmenter's dictionary, about a second; the TLS
-        certificate bundle; the injection screens' default patterns)."""
+        certificate bundle; the injection screens' default patterns; the public suffix
+        list; the knowledge base's segmenter)."""
         await asyncio.gather(
             asyncio.to_thread(warm_up_rewrite),
+            asyncio.to_thread(warm_up_trust),
+            asyncio.to_thread(warm_up_kb),
             asyncio.to_thread(ssl_context),
             asyncio.to_thread(compile_screens, self.settings.guard, self.settings.injection),
         )

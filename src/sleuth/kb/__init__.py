@@ -18,20 +18,32 @@ tag rules, schedules), `engine` (the tantivy index),
 step), `ignore` (.gitignore rules), `index` (incremental indexing), `search`
 (ranking), `passage` (the snippet). Only `index`, `ignore`, `search`, `store` and
 `engine` touch the file system and the databases.
+
+The names below are imported on first use (`sleuth.lazy_names`), so the settings
+(which read `sources`) do not import the indexer. `search` is the exception: the
+function shares its module's name, which an import of the module would otherwise
+set on this package.
 """
 
-from sleuth.kb.engine import IndexBusy
-from sleuth.kb.index import (
-    IndexReport,
-    index_folder,
-    index_source,
-    last_indexed,
-    prune_sources,
-    readable_file,
-)
+from __future__ import annotations
+
+import typing
+
+from sleuth import lazy_names
 from sleuth.kb.search import NotSearchable, document_count, search
-from sleuth.kb.sources import SourceConfig, due_sources
-from sleuth.kb.tokenize import Tokenizer
+
+if typing.TYPE_CHECKING:
+    from sleuth.kb.engine import IndexBusy
+    from sleuth.kb.index import (
+        IndexReport,
+        index_folder,
+        index_source,
+        last_indexed,
+        prune_sources,
+        readable_file,
+    )
+    from sleuth.kb.sources import SourceConfig, due_sources
+    from sleuth.kb.tokenize import Tokenizer
 
 __all__ = [
     "IndexBusy",
@@ -48,3 +60,24 @@ __all__ = [
     "readable_file",
     "search",
 ]
+
+_HOMES = {
+    "IndexBusy": "sleuth.kb.engine",
+    "IndexReport": "sleuth.kb.index",
+    "index_folder": "sleuth.kb.index",
+    "index_source": "sleuth.kb.index",
+    "last_indexed": "sleuth.kb.index",
+    "prune_sources": "sleuth.kb.index",
+    "readable_file": "sleuth.kb.index",
+    "SourceConfig": "sleuth.kb.sources",
+    "due_sources": "sleuth.kb.sources",
+    "Tokenizer": "sleuth.kb.tokenize",
+}
+
+
+def __getattr__(name: str) -> object:
+    return lazy_names.load(__name__, _HOMES, name)
+
+
+def __dir__() -> list[str]:
+    return lazy_names.listed(__name__, _HOMES)

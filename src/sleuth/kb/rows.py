@@ -12,6 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+# Imported with the module the workers preload (or before they fork), not once in each
+# worker at its first Chinese text: `kb.tokenize` imports it on first use.
+import rjieba  # noqa: F401
+
 from sleuth.kb.extract import BINARY_KINDS, kind_of, parse_document
 from sleuth.kb.sections import unnumbered
 from sleuth.kb.store import pack

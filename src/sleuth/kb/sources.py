@@ -28,7 +28,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from croniter import croniter
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 #: A source name: letters (any script), digits, `_` and `-`; no dot, so that
@@ -72,6 +71,8 @@ class SourceConfig(BaseModel):
     @field_validator("schedule")
     @classmethod
     def _cron(cls, value: str | None) -> str | None:
+        from croniter import croniter  # here: only a schedule needs it (not the settings)
+
         if value is not None and not croniter.is_valid(value):
             raise ValueError(
                 f"{value!r} is not a cron schedule; expected five fields: minute hour "
@@ -139,6 +140,8 @@ def due_sources(
     """The scheduled sources due for a re-index at `now`: never indexed, or a time of
     their schedule has come since their last run. Sources without a schedule are never
     due (they are indexed when asked)."""
+    from croniter import croniter  # here: only a schedule needs it (not the settings)
+
     due = []
     for name, source in sources.items():
         if source.schedule is None:

@@ -44,8 +44,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import rjieba
-
 Tokenizer = Literal["jieba", "trigram"]
 TOKENIZERS: tuple[Tokenizer, ...] = ("jieba", "trigram")
 #: How text becomes index terms, besides the tokenizer: a full-text index built by
@@ -145,6 +143,8 @@ def _jieba_terms(lowered: str) -> list[str]:
         return list(map(_STEMS.__getitem__, ascii_.translate(_ASCII_SEPARATORS).split()))
     if not _CJK_RUN.search(lowered):
         return list(map(_STEMS.__getitem__, _TERM.findall(lowered)))
+    import rjieba  # here: loading its dictionary takes 0.2 s, which English text never needs
+
     terms: list[str] = []
     for run, word in _TERM_KIND.findall(lowered):
         if run:
@@ -306,4 +306,6 @@ def _stemmer() -> Any:
 
 
 def _cut(run: str) -> list[str]:
+    import rjieba  # here: see _jieba_terms
+
     return list(rjieba.cut_for_search(run))

@@ -49,14 +49,16 @@ import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import Annotated, get_args
+from functools import cache, lru_cache
+from typing import TYPE_CHECKING, Annotated, get_args
 
-from publicsuffixlist import PublicSuffixList
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sleuth.contract import Freshness, ResultItem, TlsStatus
 from sleuth.extract.models import ExtractedPage
+
+if TYPE_CHECKING:
+    from publicsuffixlist import PublicSuffixList
 
 __all__ = [
     "TrustScore",
@@ -66,12 +68,26 @@ __all__ = [
     "score_items",
     "tls_proved",
     "trust",
+    "warm_up",
 ]
 
-# The bundled list, parsed once (about 50 ms); lookups are read-only, about 2 µs each.
-# Private-section suffixes count too, so user pages on github.io or blogspot.com are
-# each their own registrable domain.
-_PSL = PublicSuffixList()
+
+@cache
+def _psl() -> PublicSuffixList:
+    """The bundled public suffix list, parsed on first use (about 50 ms, so that a
+    command that only reads the settings does not pay it; `warm_up` parses it before a
+    service's first search); lookups are read-only, about 2 µs each. Private-section
+    suffixes count too, so user pages on github.io or blogspot.com are each their own
+    registrable domain."""
+    from publicsuffixlist import PublicSuffixList
+
+    return PublicSuffixList()
+
+
+def warm_up() -> None:
+    """Parse the public suffix list now, off a search's deadline."""
+    _psl()
+
 
 _SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]*):")
 _WEB_SCHEMES = frozenset({"http", "https"})
@@ -476,7 +492,7 @@ def _registrable_host(host: str) -> str | None:
     name = _normalise_host(host)
     if name is None:
         return None
-    return _PSL.privatesuffix(name) or name
+    return _psl().privatesuffix(name) or name
 
 
 def _normalise_host(host: str) -> str | None:
@@ -518,7 +534,7 @@ def _domain_class(domain: str, settings: TrustSettings) -> str | None:
 
 @lru_cache(maxsize=8192)
 def _public_suffix(domain: str) -> str:
-    suffix = _PSL.publicsuffix(domain)
+    suffix = _psl().publicsuffix(domain)
     return suffix if suffix is not None else domain
 
 

@@ -32,17 +32,6 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
-from prometheus_client import (
-    CollectorRegistry,
-    Gauge,
-    GCCollector,
-    Histogram,
-    ProcessCollector,
-    generate_latest,
-)
-from prometheus_client import Counter as PromCounter
-from prometheus_client.multiprocess import MultiProcessCollector
-
 from sleuth.contract import Priority
 from sleuth.resilience.quota import Grant, Quota, QuotaSettings
 from sleuth.store.base import CounterStore
@@ -83,6 +72,17 @@ class Metrics:
     """Every Prometheus metric sleuth exports, in a registry of its own."""
 
     def __init__(self, latency_buckets_s: Sequence[float] = DEFAULT_LATENCY_BUCKETS_S) -> None:
+        # Imported here (0.2 s): the settings, which import this module for its
+        # defaults, and commands that count nothing do not pay for it.
+        from prometheus_client import (
+            CollectorRegistry,
+            Gauge,
+            GCCollector,
+            Histogram,
+            ProcessCollector,
+        )
+        from prometheus_client import Counter as PromCounter
+
         self.registry = CollectorRegistry()
         #: The workers' figures live in files there (set before prometheus_client is
         #: imported, by `sleuth serve --processes N`): `render` sums them.
@@ -185,6 +185,9 @@ class Metrics:
     def render(self) -> bytes:
         """The Prometheus text exposition of every metric (of every worker process,
         summed, under `--processes N`)."""
+        from prometheus_client import CollectorRegistry, generate_latest
+        from prometheus_client.multiprocess import MultiProcessCollector
+
         if self.multiprocess_dir is None:
             return generate_latest(self.registry)
         merged = CollectorRegistry()

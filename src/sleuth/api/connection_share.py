@@ -27,7 +27,7 @@ __all__ = ["ConnectionShare", "Counts"]
 
 class Counts(Protocol):
     """The shared table: one integer a worker (a `multiprocessing` RawArray, which
-    the spawned workers get at their start; a list in one process)."""
+    the workers get at their start; a list in one process)."""
 
     def __len__(self) -> int: ...
     def __getitem__(self, index: int, /) -> int: ...

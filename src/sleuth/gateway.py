@@ -109,8 +109,8 @@ from sleuth.transport import (
     RecordingTransport,
     ReplayTransport,
     Transport,
-    ssl_context,
 )
+from sleuth.transport import warm_up as warm_up_transport
 from sleuth.usage import Finished, Ledger
 from sleuth.workflows.tool_book import ToolBook
 from sleuth.workflows.workflow_book import WorkflowBook
@@ -300,14 +300,14 @@ class Sleuth:
 
     async def warm_up(self) -> None:
         """Load, off the event loop, what the first search would otherwise load inside
-        its deadline (the Chinese segmenter's dictionary, about a second; the TLS
-        certificate bundle; the injection screens' default patterns; the public suffix
-        list; the knowledge base's segmenter)."""
+        its deadline (the Chinese segmenter's dictionary, about a second; aiohttp and
+        the TLS certificate bundle; the injection screens' default patterns; the
+        public suffix list; the knowledge base's segmenter)."""
         await asyncio.gather(
             asyncio.to_thread(warm_up_rewrite),
             asyncio.to_thread(warm_up_trust),
             asyncio.to_thread(warm_up_kb),
-            asyncio.to_thread(ssl_context),
+            asyncio.to_thread(warm_up_transport),
             asyncio.to_thread(compile_screens, self.settings.guard, self.settings.injection),
         )
 

@@ -38,7 +38,6 @@ import json
 import math
 import os
 import re
-import socket
 import ssl
 import time
 from collections import defaultdict, deque
@@ -47,13 +46,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from importlib.util import find_spec
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import aiohttp
 import certifi
 import orjson
 import yarl
-from aiohttp.abc import AbstractResolver, ResolveResult
 
 from sleuth import egress, kb
 from sleuth.egress import EgressPolicy
@@ -71,6 +68,11 @@ from sleuth.errors import (
 )
 from sleuth.providers.base import HttpRequest
 from sleuth.redaction import redact, redact_text, secret_name, secret_values, sent_secrets
+
+if TYPE_CHECKING:
+    # Imported where a call is made (0.2 s): a search of the knowledge base alone, or a
+    # replayed one, sends nothing over HTTP.
+    import aiohttp
 
 USER_AGENT = "sleuth/0.1 (search for AI agents)"
 _PROXY_SCHEMES = ("http", "https", "socks5", "socks5h")
@@ -228,6 +230,8 @@ class HttpTransport:
     async def _over_http(
         self, provider: str, request: HttpRequest, timeout_s: float
     ) -> RawResponse:
+        import aiohttp  # here: see the imports
+
         url = yarl.URL(request.url).update_query(dict(request.params))
         method, body = request.method, request.json
         try:
@@ -348,6 +352,8 @@ class EgressClient:
     ) -> AsyncIterator[aiohttp.ClientResponse]:
         """One request, its destination checked, redirects not followed; aiohttp's
         errors (and `EgressDenied`) are the caller's to map."""
+        import aiohttp  # here: see the imports
+
         await self._check_hop(url, timeout_s)
         async with self._client_session().request(
             method,
@@ -445,6 +451,10 @@ def build_session(socks: str | None, policy: EgressPolicy | None) -> aiohttp.Cli
     No cookie jar: the session serves every search of every tenant, so a cookie one
     back end set on one call would be sent on the next, whoever asked.
     """
+    import aiohttp  # here: see the imports
+
+    from sleuth.transport_resolver import CheckedResolver
+
     verify = ssl_context()
     connector: aiohttp.BaseConnector
     if socks is not None:
@@ -452,7 +462,7 @@ def build_session(socks: str | None, policy: EgressPolicy | None) -> aiohttp.Cli
 
         connector = ProxyConnector.from_url(socks, ssl=verify, limit=_MAX_CONNECTIONS, rdns=True)
     else:
-        resolver = _CheckedResolver(policy) if policy is not None else None
+        resolver = CheckedResolver(policy) if policy is not None else None
         connector = aiohttp.TCPConnector(
             ssl=verify, limit=_MAX_CONNECTIONS, resolver=resolver, use_dns_cache=policy is None
         )
@@ -462,6 +472,13 @@ def build_session(socks: str | None, policy: EgressPolicy | None) -> aiohttp.Cli
         headers={"User-Agent": USER_AGENT},
         cookie_jar=aiohttp.DummyCookieJar(),
     )
+
+
+def warm_up() -> None:
+    """Import aiohttp and read the certificate bundle now, off a first call's deadline."""
+    import aiohttp  # noqa: F401
+
+    ssl_context()
 
 
 def ssl_context() -> ssl.SSLContext:
@@ -478,39 +495,6 @@ def _ssl_context(cafile: str | None, capath: str | None) -> ssl.SSLContext:
     if cafile or capath:
         return ssl.create_default_context(cafile=cafile, capath=capath)
     return ssl.create_default_context(cafile=certifi.where())
-
-
-class _CheckedResolver(AbstractResolver):
-    """Resolves each connection's host itself and hands aiohttp only checked
-    addresses, which it then connects to: no second lookup happens between the check
-    and the connection (redirects included: each new host comes here).
-
-    TLS still verifies the certificate against the host name (aiohttp passes the
-    URL's host as the server name, not the address connected to). The connector's
-    DNS cache is off, so a name is checked on every new connection.
-    """
-
-    def __init__(self, policy: EgressPolicy) -> None:
-        self._policy = policy
-
-    async def resolve(
-        self, host: str, port: int = 0, family: socket.AddressFamily = socket.AF_INET
-    ) -> list[ResolveResult]:
-        addresses = await egress.allowed_addresses(host, port, self._policy)
-        return [
-            ResolveResult(
-                hostname=host,
-                host=str(address),
-                port=port,
-                family=socket.AF_INET6 if address.version == 6 else socket.AF_INET,
-                proto=0,
-                flags=socket.AI_NUMERICHOST,
-            )
-            for address in addresses
-        ]
-
-    async def close(self) -> None:
-        return None
 
 
 def _ddgs_takes_proxy() -> bool:

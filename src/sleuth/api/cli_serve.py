@@ -300,6 +300,7 @@ def _preload_for_workers() -> None:
     dictionaries, the public suffix list), once, here: forked workers start with it
     (shared, copy on write) instead of each spending seconds of CPU on it. Nothing
     here starts a thread or opens the store."""
+    import aiohttp  # noqa: F401
     import uvicorn  # noqa: F401
 
     import sleuth.api.connection_share

@@ -20,10 +20,9 @@ from __future__ import annotations
 import asyncio
 import ssl
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urljoin, urlsplit
 
-import aiohttp
 import yarl
 
 from sleuth.egress import EgressPolicy
@@ -38,6 +37,9 @@ from sleuth.errors import (
 )
 from sleuth.extract.models import TlsInfo
 from sleuth.transport import EgressClient
+
+if TYPE_CHECKING:
+    import aiohttp  # imported where a page is fetched (0.2 s), as in `sleuth.transport`
 
 __all__ = ["Fetched", "HttpPageSource", "PageSource", "checked_url", "host_of"]
 
@@ -93,6 +95,8 @@ http, https
 
 def _tls_failure(exc: BaseException) -> str | None:
     """The certificate problem behind a connection error, if that is what it was."""
+    import aiohttp
+
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, aiohttp.ClientConnectorCertificateError):
@@ -120,6 +124,8 @@ class HttpPageSource:
         self._max_redirects = max_redirects
 
     async def get(self, url: str, *, timeout_s: float, max_bytes: int, user_agent: str) -> Fetched:
+        import aiohttp
+
         host = host_of(url)
         try:
             async with asyncio.timeout(timeout_s):

@@ -23,6 +23,7 @@ from itertools import repeat
 from pathlib import Path
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, model_validator
 
 from sleuth.private_attrs import private
@@ -59,7 +60,7 @@ def load_model(path: Path) -> InjectionModel:
     >>> load_model(BUNDLED).threshold > 0
     True
     """
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = _json(path.read_bytes())
     try:
         return InjectionModel(
             bias=float(data["bias"]),
@@ -76,6 +77,15 @@ def load_model(path: Path) -> InjectionModel:
         raise ValueError(
             f"{path}: not a query injection model (needs bias, threshold, weights): {error}"
         ) from error
+
+
+def _json(content: bytes) -> Any:
+    """orjson reads the bundled model (1.5 MB) in a third of the time `json` takes, on
+    every process's first query; what it refuses (NaN, say) `json` reads as before."""
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return json.loads(content.decode("utf-8"))
 
 
 @cache

@@ -63,8 +63,9 @@ def test_a_search_with_a_local_store_loads_neither_the_server_nor_redis(tmp_path
         "assert Sleuth(settings).search_sync('sleuth').query == 'sleuth'"
     )
     assert "sleuth.gateway" in modules
-    # aiohttp too: a search of the knowledge base alone sends nothing over HTTP.
-    for package in ("fastapi", "uvicorn", "redis", "aiohttp"):
+    # aiohttp too: a search of the knowledge base alone sends nothing over HTTP (and
+    # croniter: it runs no schedule).
+    for package in ("fastapi", "uvicorn", "redis", "aiohttp", "croniter"):
         assert not loaded(modules, package), package
 
 

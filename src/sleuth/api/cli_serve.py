@@ -301,6 +301,7 @@ def _preload_for_workers() -> None:
     (shared, copy on write) instead of each spending seconds of CPU on it. Nothing
     here starts a thread or opens the store."""
     import aiohttp  # noqa: F401
+    import croniter  # noqa: F401 - the task workers' schedules
     import uvicorn  # noqa: F401
 
     import sleuth.api.connection_share

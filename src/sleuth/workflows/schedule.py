@@ -19,8 +19,6 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from croniter import croniter
-
 __all__ = ["due_slots", "latest_slots", "slot_key", "window"]
 
 
@@ -32,6 +30,8 @@ def due_slots(
     expression: str, *, after: datetime, now: datetime, limit: int = 1000
 ) -> list[datetime]:
     """The slots in (after, now], oldest first (at most `limit`, the newest kept)."""
+    from croniter import croniter  # here: a search that runs no schedule never needs it
+
     found: list[datetime] = []
     cursor = croniter(expression, _utc(after))
     while True:
@@ -47,6 +47,8 @@ def latest_slots(
 ) -> list[datetime]:
     """The `count` most recent slots at or before `now` and after `not_before`,
     oldest first: what a scheduler starting now catches up on."""
+    from croniter import croniter  # here: a search that runs no schedule never needs it
+
     found: list[datetime] = []
     cursor = croniter(expression, _utc(now) + timedelta(microseconds=1))
     while len(found) < count:
@@ -59,6 +61,8 @@ def latest_slots(
 
 def window(expression: str, slot: datetime) -> tuple[datetime, datetime]:
     """(since, until) of the run of `slot`: since the previous slot, until this one."""
+    from croniter import croniter  # here: a search that runs no schedule never needs it
+
     previous = croniter(expression, _utc(slot)).get_prev(datetime)
     return previous, _utc(slot)
 

@@ -26,7 +26,6 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from croniter import croniter
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from sleuth.workflows.template import placeholders
@@ -261,6 +260,8 @@ class WorkflowDefinition(_Strict):
     @field_validator("schedule")
     @classmethod
     def _cron(cls, value: str | None) -> str | None:
+        from croniter import croniter  # here: only a schedule needs it
+
         if value is not None and not croniter.is_valid(value):
             raise ValueError(
                 f"schedule {value!r} is not a cron expression (minute hour day month weekday)"

@@ -298,14 +298,14 @@ class QueryInjectionSettings(BaseModel):
         # a command that only reads the settings (`sleuth index`) does not pay for them,
         # and `Sleuth.warm_up` compiles them before a service's first search.
         if self.model_fields_set:
-            self._compiled = _compile(self)
+            self._compiled = _compile(self, checked=True)
 
     @property
     def compiled(self) -> _Compiled:
         """The compiled patterns (`sleuth.private_attrs`)."""
         found: _Compiled | None = private(self, "_compiled")
         if found is None:
-            found = self._compiled = _compile(self)
+            found = self._compiled = _compile(self, checked=False)  # the defaults
         return found
 
 
@@ -314,12 +314,13 @@ def _alternation(table: Mapping[str, Sequence[str]]) -> re.Pattern[str] | None:
     return re.compile(expressions, re.I) if expressions else None
 
 
-def _fast_alternation(table: Mapping[str, Sequence[str]]) -> Alternation | None:
+def _fast_alternation(table: Mapping[str, Sequence[str]], checked: bool) -> Alternation | None:
     expressions = [entry for entries in table.values() for entry in entries if entry]
-    return Alternation(expressions, re.I) if expressions else None
+    return Alternation(expressions, re.I, checked=checked) if expressions else None
 
 
-def _compile(settings: QueryInjectionSettings) -> _Compiled:
+def _compile(settings: QueryInjectionSettings, *, checked: bool) -> _Compiled:
+    """`checked`: see `Alternation`; False only for the defaults."""
     patterns = tuple(
         _Pattern(
             rule,
@@ -338,7 +339,7 @@ def _compile(settings: QueryInjectionSettings) -> _Compiled:
     return _Compiled(
         patterns=patterns,
         keywords=KeywordIndex([pattern.keywords for pattern in patterns]),
-        topic=_fast_alternation(settings.topic_cues),
+        topic=_fast_alternation(settings.topic_cues, checked),
         framing=_alternation(settings.framing_cues),
         human_roles=_alternation(settings.human_roles),
         meta_words=latin,

@@ -45,12 +45,11 @@ _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
 class Alternation:
     """`search` and `finditer` of the alternation of `expressions` (see the module)."""
 
-    def __init__(self, expressions: Sequence[str], flags: int = 0) -> None:
+    def __init__(self, expressions: Sequence[str], flags: int = 0, *, checked: bool = True) -> None:
         self.expressions = [expression for expression in expressions if expression]
         self.flags = flags
-        #: The plain alternation: what this must match, and the fallback.
-        self.plain = re.compile("|".join(f"(?:{e})" for e in self.expressions), flags)
-        self.pattern = self.plain.pattern
+        self.pattern = "|".join(f"(?:{e})" for e in self.expressions)
+        self._plain: re.Pattern[str] | None = None
         starts = [_start(expression, flags) for expression in self.expressions]
         known = [start for start in starts if start is not None]
         self._firsts: list[frozenset[str]] = [first for first, _ in known]
@@ -67,6 +66,19 @@ class Alternation:
             # expressions open with: the same flags give it the same meaning.
             self._scan = re.compile("|".join(scan), flags | re.I)
         self._dispatch: dict[str, re.Pattern[str] | None] = {}
+        if checked or self._scan is None:
+            # Compiled now, so that expressions that compile alone but not together (a
+            # group name used twice) are refused here. `checked=False` is for tables
+            # known to compile (the defaults): on the fast way the plain alternation,
+            # most of the time of building one, may never be needed.
+            _ = self.plain
+
+    @property
+    def plain(self) -> re.Pattern[str]:
+        """The plain alternation: what this must match, and the fallback."""
+        if self._plain is None:
+            self._plain = re.compile(self.pattern, self.flags)
+        return self._plain
 
     @property
     def fast(self) -> bool:

@@ -151,12 +151,12 @@ class ScoreSettings(BaseModel):
         # Values given are compiled here, so that one that does not compile is refused
         # with the settings; the defaults on first use (as `QueryInjectionSettings`).
         if self.model_fields_set:
-            self._compiled = _compile_words(self.features)
+            self._compiled = _compile_words(self.features, checked=True)
 
     def _words(self) -> _CompiledWords:
         found: _CompiledWords | None = private(self, "_compiled")
         if found is None:
-            found = self._compiled = _compile_words(self.features)
+            found = self._compiled = _compile_words(self.features, checked=False)  # the defaults
         return found
 
     @property
@@ -176,7 +176,10 @@ class _CompiledWords:
     any_act: Alternation | None
 
 
-def _compile_words(features: dict[str, dict[Feature, list[str]]]) -> _CompiledWords:
+def _compile_words(
+    features: dict[str, dict[Feature, list[str]]], *, checked: bool
+) -> _CompiledWords:
+    """`checked`: see `Alternation`; False only for the defaults."""
     merged: dict[Feature, list[str]] = {}
     for by_feature in features.values():
         for feature, entries in by_feature.items():
@@ -185,10 +188,12 @@ def _compile_words(features: dict[str, dict[Feature, list[str]]]) -> _CompiledWo
     return _CompiledWords(
         # Each a long alternation searched clause by clause: tried only where one can start.
         features={
-            feature: Alternation(entries, re.I) for feature, entries in merged.items() if entries
+            feature: Alternation(entries, re.I, checked=checked)
+            for feature, entries in merged.items()
+            if entries
         },
         # Hundreds of acts, searched in every query: tried only where one can start.
-        any_act=Alternation(acts, re.I) if acts else None,
+        any_act=Alternation(acts, re.I, checked=checked) if acts else None,
     )
 
 

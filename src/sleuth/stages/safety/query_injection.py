@@ -70,6 +70,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator
@@ -155,12 +156,18 @@ def _default_patterns() -> dict[str, dict[Rule, list[RulePattern]]]:
     return merged
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class _Pattern:
     rule: Rule
     reason: str
-    regex: re.Pattern[str]
+    source: str
     keywords: tuple[str, ...]  # case-folded; empty: always runs
+
+    @cached_property
+    def regex(self) -> re.Pattern[str]:
+        """Compiled on first use: a pattern runs only when a query holds its keywords,
+        and compiling all of them was a third of a command's first search."""
+        return re.compile(self.source, re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,13 +332,16 @@ def _compile(settings: QueryInjectionSettings, *, checked: bool) -> _Compiled:
         _Pattern(
             rule,
             f"{rule}:{language}",
-            re.compile(entry.regex, re.I),
+            entry.regex,
             tuple(dict.fromkeys(fold(keyword) for keyword in entry.keywords)),
         )
         for language, by_rule in settings.patterns.items()
         for rule, entries in by_rule.items()
         for entry in entries
     )
+    if checked:  # values given: compiled now, so that one that fails is refused with them
+        for pattern in patterns:
+            _ = pattern.regex
     words = [word for entries in settings.meta_words.values() for word in entries]
     latin = frozenset(fold(word) for word in words if not CJK_RUN.search(word))
     cjk = sorted((word for word in words if CJK_RUN.search(word)), key=len, reverse=True)

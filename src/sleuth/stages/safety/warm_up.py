@@ -23,3 +23,5 @@ def compile_screens(guard: GuardSettings, injection: InjectionSettings) -> None:
     and read the query screen's bundled model (each read once: reading compiles)."""
     query = guard.injection
     _ = query.compiled, query.score.compiled, query.model.loaded, injection.compiled
+    for pattern in query.compiled.patterns:  # the defaults' compile on first use
+        _ = pattern.regex

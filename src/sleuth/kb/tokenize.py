@@ -120,7 +120,10 @@ class Query:
 
 def analyze(text: str, tokenizer: Tokenizer) -> list[str]:
     """The index terms of `text`, in order (repeats kept: they are term frequency)."""
-    lowered = text.lower()
+    return _analyzed(text.lower(), tokenizer)
+
+
+def _analyzed(lowered: str, tokenizer: Tokenizer) -> list[str]:
     if tokenizer == "jieba":
         return _jieba_terms(lowered)
     terms: list[str] = []
@@ -183,15 +186,20 @@ def index_form(text: str, tokenizer: Tokenizer) -> str:
     that no phrase of its words is broken)."""
     if not text:
         return ""  # a third of the fields indexed: most sections have no code
-    terms = analyze(text, tokenizer)
-    after = whole_names(text)
+    lowered = text.lower()  # once for the words and the identifiers
+    terms = _analyzed(lowered, tokenizer)
+    after = _whole_names(lowered)
     return " ".join(terms + after if after else terms)
 
 
 def whole_names(text: str) -> list[str]:
     """What `index_form` adds after the words of `text`: its identifiers whole, then
     the tails of the dotted ones."""
-    whole = identifiers(text)
+    return _whole_names(text.lower())
+
+
+def _whole_names(lowered: str) -> list[str]:
+    whole = _identifiers(lowered)
     return whole + [tail for name in whole for tail in _tails(name)] if whole else whole
 
 
@@ -206,7 +214,12 @@ def _tails(identifier: str) -> list[str]:
 
 def identifiers(text: str) -> list[str]:
     """The identifiers of `text`, lower-cased, in order: `pg_hba.conf`, `lru_cache`."""
-    lowered = text.lower()
+    return _identifiers(text.lower())
+
+
+def _identifiers(lowered: str) -> list[str]:
+    if "." not in lowered and "_" not in lowered:
+        return []  # no joint: two byte scans, not the regular expression's per character
     found: list[str] = []
     end = 0
     for joint in _JOINT.finditer(lowered):

@@ -75,7 +75,10 @@ _ENGLISH = re.compile(r"[a-z]+")
 _IDENTIFIER = re.compile(r"[a-z][a-z0-9]*+(?:[._][a-z0-9]++)+")
 # Where one may be: a `_` or `.` before a letter or digit. Looking for these first and
 # reading the identifier around each is four times faster than matching every word.
-_JOINT = re.compile(r"[._](?=[a-z0-9])")
+# One pattern for each, since a pattern that opens with one literal character is
+# searched by a plain comparison loop, and `[._]` by a set test at every character.
+_DOT_JOINT = re.compile(r"\.(?=[a-z0-9])")
+_UNDERSCORE_JOINT = re.compile(r"_(?=[a-z0-9])")
 _RUN = re.compile(r"[a-z0-9._]+")
 _RUN_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._")
 
@@ -218,12 +221,9 @@ def identifiers(text: str) -> list[str]:
 
 
 def _identifiers(lowered: str) -> list[str]:
-    if "." not in lowered and "_" not in lowered:
-        return []  # no joint: two byte scans, not the regular expression's per character
     found: list[str] = []
     end = 0
-    for joint in _JOINT.finditer(lowered):
-        start = joint.start()
+    for start in _joints(lowered):
         if start < end:  # inside the identifier just read
             continue
         while start and lowered[start - 1] in _RUN_CHARACTERS:
@@ -233,6 +233,15 @@ def _identifiers(lowered: str) -> list[str]:
             end = run.end()
             found += _IDENTIFIER.findall(run.group())
     return found
+
+
+def _joints(lowered: str) -> list[int]:
+    """Where a `.` or `_` stands before a letter or digit, in order."""
+    dots = [m.start() for m in _DOT_JOINT.finditer(lowered)] if "." in lowered else []
+    if "_" not in lowered:
+        return dots
+    underscores = [m.start() for m in _UNDERSCORE_JOINT.finditer(lowered)]
+    return sorted(dots + underscores) if dots else underscores
 
 
 def segment(text: str) -> str:

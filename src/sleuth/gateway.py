@@ -582,7 +582,9 @@ class Sleuth:
         with timer.stage("project"):
             results = project(top, include, len(top), settings.projection)
         with timer.stage("summarize"):
-            summary = summarize(top, rewritten.topic_terms, rewritten.language, settings.summary)
+            summary = summarize(
+                top, rewritten.topic_terms, rewritten.language, settings.summary, uncut=local
+            )
         if settings.llm_summary.enabled and top:
             with timer.stage("model_summary"):
                 summary = await self._model_summary(req, top, summary, deadline, merged)

@@ -28,11 +28,13 @@ CASSETTES = [
 ZH_BODIES = ["brave", "google", "searxng", "serpapi", "wikipedia"]
 
 
-def item(snippet: str, title: str = "", **extra: Any) -> ResultItem:
+def item(
+    snippet: str, title: str = "", providers: tuple[str, ...] = ("p",), **extra: Any
+) -> ResultItem:
     return ResultItem(
         id=snippet[:8],
         url=None,
-        providers=["p"],
+        providers=list(providers),
         title=title or snippet[:20],
         snippet=snippet,
         **extra,
@@ -360,14 +362,9 @@ def test_a_piece_starting_with_a_symbol_is_a_fragment() -> None:
 def test_a_knowledge_base_passage_may_start_as_its_document_does() -> None:
     # The knowledge base sends a page's own whole sentences: one starting with a
     # command or an option is the man page's sentence, not the tail of a cut one.
-    page = ResultItem(
-        id="kill",
-        url=None,
-        providers=["local"],
-        title="kill - 终止进程 — 示例",
-        snippet="kill -9 -1 杀死所有可以杀死的进程。--signal 指定 要 发送 的 信号",
-    )
-    web = page.model_copy(update={"id": "web", "providers": ["brave"]})
+    snippet = "kill -9 -1 杀死所有可以杀死的进程。--signal 指定 要 发送 的 信号"
+    page = item(snippet, "kill - 终止进程 — 示例", providers=("local",))
+    web = item(snippet, "kill - 终止进程 — 示例", providers=("brave",))
 
     quoted = summarize([page], ["kill", "进程"], "zh", uncut=["local"])
     assert [s.text for s in quoted] == ["kill -9 -1 杀死所有可以杀死的进程。"]

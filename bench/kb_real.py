@@ -58,6 +58,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -111,26 +112,27 @@ def main() -> None:
             for lang in ("en", "zh"):
                 print_quality(name, lang, questions[lang], ranker)
         state = Path(tmp) / "state.sqlite"
-        confidences = {
-            lang: confidence_outcomes(
-                db, state, [(q["question"], q["expected"]) for q in questions[lang]]
-            )
-            for lang in ("en", "zh")
-        }
+        confidences = {}
+        for lang in ("en", "zh"):
+            lookups = [(q["question"], q["expected"]) for q in questions[lang]]
+            answers = pipeline_answers(db, state, lookups)
+            print_summaries(lang, questions[lang], answers)
+            confidences[lang] = confidence_outcomes(answers)
         book_index = args.corpus / "en" / "bookindex.html"
         if book_index.is_file():
             terms = book_index_terms(book_index)
             for name, ranker in rankers.items():
                 print_lookup(f"index terms, {name}", terms, ranker, "en/")
             lookups = [(term, [page]) for term, page in terms]
-            confidences["book index"] = confidence_outcomes(db, state, lookups)
+            confidences["book index"] = confidence_outcomes(pipeline_answers(db, state, lookups))
         print_latency(db, asked, args.repeat, "sleuth")
         print_incremental(args.corpus / "en", Path(tmp) / "incremental")
         if (args.api_docs / "library").is_dir():
             api = Path(tmp) / "api.sqlite"
             drawn = print_api_lookup(args.api_docs, api, not args.no_bm25s)
             lookups = [(entry, [page]) for entry, page in drawn]
-            confidences["API"] = confidence_outcomes(api, Path(tmp) / "api-state.sqlite", lookups)
+            api_state = Path(tmp) / "api-state.sqlite"
+            confidences["API"] = confidence_outcomes(pipeline_answers(api, api_state, lookups))
         print_confidence(confidences)
         extra = list(args.scale)
         for copy in range(args.copies):
@@ -411,24 +413,84 @@ def print_api_lookup(
 Outcome = tuple[float, bool]  # an answer's confidence, and whether its first page is right
 
 
-def confidence_outcomes(
-    db: Path, state: Path, lookups: list[tuple[str, list[str]]]
-) -> list[Outcome]:
+@dataclass(frozen=True)
+class Answer:
+    """The whole pipeline's answer to one lookup, as a caller reads it."""
+
+    confidence: float
+    first_right: bool  # the first result is on a right page
+    cited_right: tuple[bool, ...]  # each summary sentence's source is on a right page
+    summary: str
+
+
+def pipeline_answers(db: Path, state: Path, lookups: list[tuple[str, list[str]]]) -> list[Answer]:
     """Each lookup (query, its right pages) asked of the whole pipeline over the local
-    back end alone: the answer's `confidence`, and whether its first result is a
-    right page."""
+    back end alone."""
     os.environ["SLEUTH_KB__PATH"], os.environ["SLEUTH_STORE__PATH"] = str(db), str(state)
     sleuth = Sleuth.from_config()
-    outcomes = []
+    answers = []
     for query, pages in lookups:
         response = sleuth.search_sync(
             SearchRequest(query=query, providers=["local"], include=["url"], no_cache=True)
         )
-        first = (response.results[0].url or "") if response.results else ""
-        page = first.split("#")[0]
-        hit = any(page.endswith("/" + expected) for expected in pages)
-        outcomes.append((response.confidence or 0.0, hit))
-    return outcomes
+
+        urls = [(item.url or "").split("#")[0] for item in response.results]
+        answers.append(
+            Answer(
+                response.confidence or 0.0,
+                bool(urls) and _on(urls[0], pages),
+                tuple(_on(urls[c.result], pages) for s in response.summary for c in s.citations),
+                " ".join(s.text for s in response.summary),
+            )
+        )
+    return answers
+
+
+def _on(page: str, pages: list[str]) -> bool:
+    return any(page.endswith("/" + expected) for expected in pages)
+
+
+def confidence_outcomes(answers: list[Answer]) -> list[Outcome]:
+    return [(answer.confidence, answer.first_right) for answer in answers]
+
+
+def print_summaries(lang: str, questions: list[dict[str, Any]], answers: list[Answer]) -> None:
+    """What the summary quotes: how often its first sentence, and how many of its
+    sentences, come from a right page (beside how often the first result is one), and,
+    for the questions labelled with the key facts of a right answer (`answer`), the
+    share of that answer's content words (Snowball stems, function words aside) the
+    summary holds: a proxy for "the summary answers the question", over each half."""
+    import Stemmer
+
+    from sleuth.kb.tokenize import STOP_WORDS
+
+    stemmer = Stemmer.Stemmer("english")
+
+    def words(text: str) -> set[str]:
+        found = re.findall(r"[a-z0-9_]+", text.lower())
+        return {stemmer.stemWord(w) for w in found if w not in STOP_WORDS and len(w) > 1}
+
+    odd = [int(str(q["id"]).rsplit("-", 1)[1]) % 2 == 1 for q in questions]
+    figures = []
+    for label, keep in (("all", None), ("tuned", True), ("held out", False)):
+        chosen = [a for a, o in zip(answers, odd, strict=True) if keep in (None, o)]
+        n = len(chosen) or 1
+        first = sum(a.first_right for a in chosen) / n
+        opening = sum(bool(a.cited_right) and a.cited_right[0] for a in chosen) / n
+        cited = [right for a in chosen for right in a.cited_right]
+        recalls = [
+            len(words(str(q["answer"])) & words(a.summary)) / len(words(str(q["answer"])))
+            for q, a, o in zip(questions, answers, odd, strict=True)
+            if q.get("answer") and keep in (None, o)
+        ]
+        recall = (
+            f", answer words {statistics.mean(recalls):.2f} ({len(recalls)})" if recalls else ""
+        )
+        figures.append(
+            f"{label} first result {first:.2f}, summary opens with it {opening:.2f},"
+            f" sentences {sum(cited)}/{len(cited)}{recall}"
+        )
+    print(f"summaries {lang} (pipeline, local only), right page: " + "; ".join(figures))
 
 
 def print_confidence(outcomes: dict[str, list[Outcome]]) -> None:

@@ -551,7 +551,7 @@ class Sleuth:
             candidates = dedupe(candidates, settings.dedupe)
         shown = min(req.max_results, settings.projection.max_items)
         with timer.stage("rank"):
-            top = rank(candidates, rewritten.terms, settings.rank, limit=shown)
+            top = rank(candidates, rewritten.terms, settings.rank, limit=shown, full_text=local)
             # Until here only dedupe's merge touched the extras, copying them by name:
             # made safe now, for the shown results alone, they are what they were.
             top = sanitise_extras(top)
@@ -587,7 +587,9 @@ class Sleuth:
         with timer.stage("project"):
             results = project(top, include, len(top), settings.projection)
         with timer.stage("summarize"):
-            summary = summarize(top, rewritten.topic_terms, rewritten.language, settings.summary)
+            summary = summarize(
+                top, rewritten.topic_terms, rewritten.language, settings.summary, uncut=local
+            )
         if settings.llm_summary.enabled and top:
             with timer.stage("model_summary"):
                 summary = await self._model_summary(req, top, summary, deadline, merged)

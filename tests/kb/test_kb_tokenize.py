@@ -172,6 +172,8 @@ def test_identifiers_are_words_joined_by_underscores_or_dots() -> None:
     text = "See pg_hba.conf. Host 10.0.3.7, v1.2 and os.path.join; AUTO_INCREMENT 的 _x_y 2_a"
     assert identifiers(text) == ["pg_hba.conf", "v1.2", "os.path.join", "auto_increment", "x_y"]
     assert identifiers("End of a sentence. Next one, 3.14 and 1_000.") == []
+    # Dots and underscores are looked for apart, the identifiers given in text order.
+    assert identifiers("a_b, x.y, c_d.e f_g") == ["a_b", "x.y", "c_d.e", "f_g"]
 
 
 def test_a_query_looks_an_identifier_up_whole_as_well_as_by_its_parts() -> None:

@@ -207,18 +207,7 @@ class Writer:
         space-separated index terms (the first two are its title field),
         and what it is filtered on."""
         self._changed = True
-        document = tantivy.Document(
-            section=section_id,
-            doc=doc_id,
-            title=f"{page} {title}",
-            text=body,
-            code=code,
-            source=scope.source,
-            modified=scope.modified,
-        )
-        for tag in scope.tags:
-            document.add_text("tags", tag)
-        self._writer.add_document(document)
+        self._writer.add_document(_document(section_id, doc_id, page, title, body, code, scope))
 
     def delete_document(self, doc_id: int) -> None:
         self._changed = True
@@ -238,6 +227,25 @@ class Writer:
     def close(self) -> None:
         self.commit()
         self._writer.wait_merging_threads()
+
+
+def _document(
+    section_id: int, doc_id: int, page: str, title: str, body: str, code: str, scope: Tagged
+) -> Any:
+    # Field by field: the keyword constructor takes twice as long (4.0 against 2.4 us a
+    # section, in the indexing process) for an equal document (a test compares them).
+    document = tantivy.Document()
+    add_integer, add_text = document.add_integer, document.add_text
+    add_integer("section", section_id)
+    add_integer("doc", doc_id)
+    add_text("title", f"{page} {title}")
+    add_text("text", body)
+    add_text("code", code)
+    add_text("source", scope.source)
+    add_integer("modified", scope.modified)
+    for tag in scope.tags:
+        add_text("tags", tag)
+    return document
 
 
 def search(

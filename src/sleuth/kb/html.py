@@ -81,10 +81,10 @@ _CELLS = frozenset({"td", "th"})
 _LEFT_OUT = f"{CHROME}, {ADMONITION_LABELS}"
 
 
-def read_page(text: str) -> tuple[str | None, Items]:
+def read_page(source: str | bytes) -> tuple[str | None, Items]:
     """The page's title (its `<title>`, else its first `<h1>`) and the headings and
-    blocks of its content, chrome left out."""
-    tree = LexborHTMLParser(text)
+    blocks of its content, chrome left out. Bytes are read as UTF-8."""
+    tree = LexborHTMLParser(source)
     title = None
     for selector in ("title", "h1"):
         node = tree.css_first(selector)

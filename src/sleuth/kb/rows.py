@@ -51,10 +51,13 @@ class FileRows(NamedTuple):
 
 
 def file_rows(path: Path, data: bytes, mtime: float, tokenizer: Tokenizer) -> FileRows | None:
-    if kind_of(path) not in BINARY_KINDS and not is_text(data):
-        return None
+    text = None
+    if kind_of(path) not in BINARY_KINDS:
+        text = decoded(data)
+        if text is None:
+            return None
     try:
-        doc = parse_document(path, data, mtime)
+        doc = parse_document(path, data, mtime, text=text)  # decoded once, here
     except Unreadable:
         return None
     page = index_form(unnumbered(doc.title), tokenizer)  # once a file, once a section:
@@ -88,13 +91,13 @@ def files_rows(
     return [file_rows(path, data, mtime, tokenizer) for path, data, mtime in files]
 
 
-def is_text(data: bytes) -> bool:
-    """Whether a file's bytes are text: no NUL byte, valid UTF-8 (a byte order mark
-    allowed). Binary files and other encodings would be indexed as noise."""
+def decoded(data: bytes) -> str | None:
+    """A file's bytes as text (a byte order mark dropped), or None when they are not
+    text: a NUL byte, or not valid UTF-8. Binary files and other encodings would be
+    indexed as noise."""
     if b"\0" in data:
-        return False
+        return None
     try:
-        data.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError:
-        return False
-    return True
+        return None

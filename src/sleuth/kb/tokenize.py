@@ -73,7 +73,10 @@ _ENGLISH = re.compile(r"[a-z]+")
 _IDENTIFIER = re.compile(r"[a-z][a-z0-9]*+(?:[._][a-z0-9]++)+")
 # Where one may be: a `_` or `.` before a letter or digit. Looking for these first and
 # reading the identifier around each is four times faster than matching every word.
-_JOINT = re.compile(r"[._](?=[a-z0-9])")
+# One pattern for each, since a pattern that opens with one literal character is
+# searched by a plain comparison loop, and `[._]` by a set test at every character.
+_DOT_JOINT = re.compile(r"\.(?=[a-z0-9])")
+_UNDERSCORE_JOINT = re.compile(r"_(?=[a-z0-9])")
 _RUN = re.compile(r"[a-z0-9._]+")
 _RUN_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789._")
 
@@ -118,7 +121,10 @@ class Query:
 
 def analyze(text: str, tokenizer: Tokenizer) -> list[str]:
     """The index terms of `text`, in order (repeats kept: they are term frequency)."""
-    lowered = text.lower()
+    return _analyzed(text.lower(), tokenizer)
+
+
+def _analyzed(lowered: str, tokenizer: Tokenizer) -> list[str]:
     if tokenizer == "jieba":
         return _jieba_terms(lowered)
     terms: list[str] = []
@@ -183,15 +189,20 @@ def index_form(text: str, tokenizer: Tokenizer) -> str:
     that no phrase of its words is broken)."""
     if not text:
         return ""  # a third of the fields indexed: most sections have no code
-    terms = analyze(text, tokenizer)
-    after = whole_names(text)
+    lowered = text.lower()  # once for the words and the identifiers
+    terms = _analyzed(lowered, tokenizer)
+    after = _whole_names(lowered)
     return " ".join(terms + after if after else terms)
 
 
 def whole_names(text: str) -> list[str]:
     """What `index_form` adds after the words of `text`: its identifiers whole, then
     the tails of the dotted ones."""
-    whole = identifiers(text)
+    return _whole_names(text.lower())
+
+
+def _whole_names(lowered: str) -> list[str]:
+    whole = _identifiers(lowered)
     return whole + [tail for name in whole for tail in _tails(name)] if whole else whole
 
 
@@ -206,11 +217,13 @@ def _tails(identifier: str) -> list[str]:
 
 def identifiers(text: str) -> list[str]:
     """The identifiers of `text`, lower-cased, in order: `pg_hba.conf`, `lru_cache`."""
-    lowered = text.lower()
+    return _identifiers(text.lower())
+
+
+def _identifiers(lowered: str) -> list[str]:
     found: list[str] = []
     end = 0
-    for joint in _JOINT.finditer(lowered):
-        start = joint.start()
+    for start in _joints(lowered):
         if start < end:  # inside the identifier just read
             continue
         while start and lowered[start - 1] in _RUN_CHARACTERS:
@@ -220,6 +233,15 @@ def identifiers(text: str) -> list[str]:
             end = run.end()
             found += _IDENTIFIER.findall(run.group())
     return found
+
+
+def _joints(lowered: str) -> list[int]:
+    """Where a `.` or `_` stands before a letter or digit, in order."""
+    dots = [m.start() for m in _DOT_JOINT.finditer(lowered)] if "." in lowered else []
+    if "_" not in lowered:
+        return dots
+    underscores = [m.start() for m in _UNDERSCORE_JOINT.finditer(lowered)]
+    return sorted(dots + underscores) if dots else underscores
 
 
 def segment(text: str) -> str:

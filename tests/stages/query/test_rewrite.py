@@ -354,6 +354,21 @@ def test_a_filler_word_named_after_an_article_is_kept(query: str, keywords: str)
     assert rewrite(query, [], RewriteSettings()).keywords == keywords
 
 
+@pytest.mark.parametrize(
+    ("query", "keywords"),
+    [
+        ("how do I stop a query with pg_cancel_backend", "stop query pg_cancel_backend"),
+        ("GROUP_CONCAT in postgres", "GROUP_CONCAT postgres"),
+        ("rank vs dense_rank", "rank vs dense_rank"),
+        ("what does __init__ do in a class", "__init__ class"),
+        ("self._cache attribute", "self._cache attribute"),
+    ],
+)
+def test_an_identifier_is_one_keyword(query: str, keywords: str) -> None:
+    # Sent split ("pg cancel backend"), a keyword back end searches for three words.
+    assert rewrite(query, [], RewriteSettings()).keywords == keywords
+
+
 def test_a_filler_word_after_an_article_without_a_content_word_after_it_stays_filler() -> None:
     assert rewrite("is it for the for", [], RewriteSettings()).terms == ("is it for the for",)
 

@@ -153,6 +153,25 @@ def test_bm25_weight_zero_leaves_the_providers_order() -> None:
     assert ids(rank(items, ["asyncio"], RankSettings(bm25_weight=2.0))) == ["hit", "miss"]
 
 
+def test_a_full_text_back_end_that_answered_alone_keeps_its_order() -> None:
+    # The knowledge base put the section that answers first, from its full text; the
+    # snippets of the next two repeat more of the query's words.
+    items = [
+        item("answer", "CREATE INDEX CONCURRENTLY", "Writes go on while it builds.", local=1),
+        item("modes", "Explicit locking", "Table-level locks and locking modes.", local=2),
+        item("view", "Lock monitoring", "The pg_locks view shows each table lock.", local=3),
+    ]
+    terms = ["locking", "table"]
+
+    kept = rank(items, terms, SETTINGS, full_text=["local"])
+    assert ids(kept) == ["answer", "modes", "view"]
+    assert [r.relevance for r in kept] == pytest.approx([1.0, 61 / 62, 61 / 63])
+    # Without it, or with a web back end among the answers, BM25 is fused in as before.
+    assert ids(rank(items, terms, SETTINGS)) == ["modes", "answer", "view"]
+    mixed = [*items, item("web", "Unrelated", bing=4)]
+    assert ids(rank(mixed, terms, SETTINGS, full_text=["local"]))[0] == "modes"
+
+
 def test_inputs_are_not_changed() -> None:
     original = item("a", "Python", bing=2)
 

@@ -28,11 +28,13 @@ CASSETTES = [
 ZH_BODIES = ["brave", "google", "searxng", "serpapi", "wikipedia"]
 
 
-def item(snippet: str, title: str = "", **extra: Any) -> ResultItem:
+def item(
+    snippet: str, title: str = "", providers: tuple[str, ...] = ("p",), **extra: Any
+) -> ResultItem:
     return ResultItem(
         id=snippet[:8],
         url=None,
-        providers=["p"],
+        providers=list(providers),
         title=title or snippet[:20],
         snippet=snippet,
         **extra,
@@ -355,3 +357,18 @@ def test_a_piece_starting_with_a_symbol_is_a_fragment() -> None:
     results = [item("/ “暂时无法检索到相关信息，请换个说法或稍后再试。” 检索失败时的提示。")]
 
     assert [s.text for s in summarize(results, ["检索"], "zh")] == ["检索失败时的提示。"]
+
+
+def test_a_knowledge_base_passage_may_start_as_its_document_does() -> None:
+    # The knowledge base sends a page's own whole sentences: one starting with a
+    # command or an option is the man page's sentence, not the tail of a cut one.
+    snippet = "kill -9 -1 杀死所有可以杀死的进程。--signal 指定 要 发送 的 信号"
+    page = item(snippet, "kill - 终止进程 — 示例", providers=("local",))
+    web = item(snippet, "kill - 终止进程 — 示例", providers=("brave",))
+
+    quoted = summarize([page], ["kill", "进程"], "zh", uncut=["local"])
+    assert [s.text for s in quoted] == ["kill -9 -1 杀死所有可以杀死的进程。"]
+    assert_cited_exactly(quoted, [page])
+    # Its end must still close a sentence; from a web back end it is a fragment.
+    assert summarize([web], ["kill", "进程"], "zh", uncut=["local"]) == []
+    assert summarize([page], ["kill", "进程"], "zh") == []

@@ -108,8 +108,10 @@ TIME_SENSITIVE_EN = (
 _TIME = "time"
 _YEAR = re.compile(r"(?:19|20)\d{2}年?")
 _NUMBER = re.compile(r"[$€£¥₹]?\d+(?:[.,]\d+)*")
-# A Latin-script token: words, numbers, versions (3.12), model names (GPT-4o), C++, 3.5%.
-_WORD = re.compile(r"[$€£¥₹]?[^\W_]+(?:[.'’\-/:][^\W_]+)*(?:\+\+|[+#%‰])?")
+# A Latin-script token: words, numbers, versions (3.12), model names (GPT-4o), C++, 3.5%,
+# identifiers whole (max_connections, pg_cancel_backend, __init__): a search for
+# "pg cancel backend" is a search for three words.
+_WORD = re.compile(r"[$€£¥₹]?_*[^\W_]+(?:[_.'’\-/:]_*[^\W_]+)*_*(?:\+\+|[+#%‰])?")
 #: Control and format characters: not words, dropped before tokenising.
 _INVISIBLE = ("Cc", "Cf")
 #: Longest run of tokens one word-list entry may span.

@@ -12,7 +12,9 @@ How sentences are chosen:
 1. Candidates are the whole sentences of each snippet (as `sleuth.text.split_sentences`
    cuts them,
    Chinese 。！？ and English .!?), skipping fragments a back end cut ("Oct 2, 2024 ...",
-   a trailing piece with no closing punctuation, a piece that starts mid-sentence),
+   a trailing piece with no closing punctuation, a piece that starts mid-sentence;
+   a back end named in `uncut`, the local knowledge base, sends its documents' own
+   whole sentences, which may start as a man page's do: `kill -9 -1 …`, `--vacuum-size=`),
    sentences shorter than `min_sentence_tokens`, and results that must not be quoted
    (`skip_flags`, e.g. suspected injections; or a `degraded` item whose `snippet` is
    missing, since its snippet is only its title).
@@ -52,7 +54,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -175,17 +177,20 @@ def summarize(
     query_terms: Sequence[str],
     language: str,
     settings: SummarySettings | None = None,
+    *,
+    uncut: Collection[str] = (),
 ) -> list[SummarySentence]:
     """Up to `max_sentences` whole snippet sentences, each citing its one source.
 
     `results` are the final ranked items in response order (citation `result` indexes
-    point into it); `language` is the query's ('zh' or 'en', `sleuth.text.language_of`).
+    point into it); `language` is the query's ('zh' or 'en', `sleuth.text.language_of`);
+    `uncut` names the back ends whose snippets are never cut mid-sentence.
     """
     settings = settings or SummarySettings()
     if settings.max_sentences == 0:
         return []
     query = frozenset(_stem(token) for term in query_terms for token in tokens(term))
-    candidates = _candidates(results, query, language, settings)
+    candidates = _candidates(results, query, language, settings, frozenset(uncut))
     chosen = _select(candidates, settings)
     chosen.sort(key=lambda c: (c.result, c.start))
     return [
@@ -202,12 +207,15 @@ def _quotable(item: ResultItem, skip_flags: Sequence[str]) -> bool:
     return not (item.degraded and "snippet" in item.missing)
 
 
-def _is_whole(sentence: str) -> bool:
+def _is_whole(sentence: str, *, uncut: bool = False) -> bool:
     """Ends with 。！？ . ! or ? (not an ellipsis), maybe closed by a quote or bracket, and
-    does not start mid-sentence (an ellipsis, a continuation mark, a lower-case word)."""
+    does not start mid-sentence (an ellipsis, a continuation mark, a lower-case word),
+    which an `uncut` text's sentence cannot."""
     body = sentence.rstrip(_CLOSING)
     if not body or body[-1] not in _ENDS or body.endswith(".."):
         return False
+    if uncut:
+        return True
     if sentence.startswith("..") or sentence[0] in _CONTINUATION:
         return False
     if unicodedata.category(sentence[0])[0] not in "LN" and sentence[0] not in _OPENING:
@@ -221,6 +229,7 @@ def _candidates(
     query: frozenset[str],
     language: str,
     settings: SummarySettings,
+    uncut: frozenset[str],
 ) -> list[_Candidate]:
     needed = settings.min_query_tokens if query else 0
     sentences: list[tuple[int, int, int, int, str, frozenset[str]]] = []
@@ -228,13 +237,14 @@ def _candidates(
         snippet = item.snippet
         if not _quotable(item, settings.skip_flags):
             continue
+        whole = bool(uncut) and uncut.issuperset(item.providers)
         # The rank stage tokenised this snippet already (tokens are cached): a snippet
         # without enough query tokens has no sentence with them either.
         if needed and not _holds(query, tokens(snippet), needed):
             continue
         for position, (start, end) in enumerate(sentence_spans(snippet)):
             text = snippet[start:end]
-            if not _is_whole(text):
+            if not _is_whole(text, uncut=whole):
                 continue
             sentence_tokens = tokens(text)
             if len(sentence_tokens) < settings.min_sentence_tokens:

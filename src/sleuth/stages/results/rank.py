@@ -11,8 +11,8 @@ verify stage's business. Pure: no I/O, settings come from `rank:` in sleuth.yaml
 except when every item came from back ends that ranked their documents' full text
 (`full_text`: the local knowledge base scores whole sections, by field, stemmed, with
 phrase credit): BM25 over a title and a 300-character snippet knows less than that
-order, so it is not fused in. On the labelled documentation questions it changed the
-first result of 20 of 60, 4 for the worse and 2 for the better.
+order, so it is not fused in. On the labelled documentation questions fusing it changed
+the first result of 20 of 60, 4 for the worse and 2 for the better.
 
 >>> a = ResultItem(id="a", url=None, providers=["p"], ranks={"p": 1}, title="Rust book")
 >>> b = ResultItem(id="b", url=None, providers=["p", "q"], ranks={"p": 2, "q": 1}, title="Python")
@@ -123,7 +123,8 @@ def rank(
     """
     if not items:
         return []
-    own_order = bool(full_text) and all(set(item.providers) <= set(full_text) for item in items)
+    ranked_whole = frozenset(full_text)
+    own_order = bool(ranked_whole) and all(ranked_whole.issuperset(i.providers) for i in items)
     scores = [0.0] * len(items) if own_order else bm25_scores(items, query_terms, settings)
     best_position = [min(item.ranks.values(), default=math.inf) for item in items]
     bm25_order = sorted(

@@ -7,7 +7,7 @@ import importlib
 import pytest
 
 
-@pytest.mark.parametrize("package", ["sleuth", "sleuth.usage", "sleuth.store"])
+@pytest.mark.parametrize("package", ["sleuth", "sleuth.usage", "sleuth.store", "sleuth.kb"])
 def test_every_listed_name_is_there_and_an_unknown_one_is_not(package: str) -> None:
     module = importlib.import_module(package)
     for name in module.__all__:

@@ -62,9 +62,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> object:
-    return _lazy_names.load(__name__, _HOMES, name)
-
-
-def __dir__() -> list[str]:
-    return _lazy_names.listed(__name__, _HOMES)
+__getattr__, __dir__ = _lazy_names.hooks(__name__, _HOMES)

@@ -3,10 +3,9 @@
 A package whose `__init__` imports every name it exports makes each of its submodules
 pay for all of them: `import sleuth.errors` imported the whole pipeline behind
 `sleuth.Sleuth`, and `sleuth usage --help` (for `sleuth.usage.groups`) the store. Such
-a package lists where each name lives and defines
+a package lists where each name lives and takes its module hooks from here:
 
-    def __getattr__(name: str) -> object:
-        return lazy_names.load(__name__, _HOMES, name)
+    __getattr__, __dir__ = lazy_names.hooks(__name__, _HOMES)
 
 The name is imported the first time it is read, then kept on the package, so later
 reads are plain attribute reads.
@@ -16,9 +15,23 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
-__all__ = ["listed", "load"]
+__all__ = ["hooks", "listed", "load"]
+
+
+def hooks(
+    package: str, homes: Mapping[str, str]
+) -> tuple[Callable[[str], object], Callable[[], list[str]]]:
+    """The package's module `__getattr__` (`load`) and `__dir__` (`listed`)."""
+
+    def attribute(name: str) -> object:
+        return load(package, homes, name)
+
+    def names() -> list[str]:
+        return listed(package, homes)
+
+    return attribute, names
 
 
 def load(package: str, homes: Mapping[str, str], name: str) -> object:

@@ -75,9 +75,4 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> object:
-    return lazy_names.load(__name__, _HOMES, name)
-
-
-def __dir__() -> list[str]:
-    return lazy_names.listed(__name__, _HOMES)
+__getattr__, __dir__ = lazy_names.hooks(__name__, _HOMES)

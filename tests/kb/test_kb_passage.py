@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from sleuth.kb.passage import MAX_CHARS, best_passage
+from sleuth.kb.sections import CODE_MARK
 
 
 def test_passage_starts_at_the_matching_sentence_and_adds_context() -> None:
@@ -59,3 +60,36 @@ def test_code_is_the_snippet_when_it_covers_much_more_of_the_query() -> None:
 def test_without_a_match_prose_opens_before_code() -> None:
     assert best_passage("Prose here.", ("absent",), "code here") == "Prose here."
     assert best_passage("", ("absent",), "only code") == "only code"
+
+
+def test_a_sentence_ending_in_a_colon_is_shown_with_the_example_it_introduces() -> None:
+    body = f"Columns can be renamed. To rename a column:\n\n{CODE_MARK}\n\nIt is quick."
+    code = "ALTER TABLE products\n    RENAME COLUMN product_no TO product_number;"
+    assert best_passage(body, ("renam", "column"), code) == (
+        "Columns can be renamed. To rename a column: "
+        "ALTER TABLE products RENAME COLUMN product_no TO product_number;"
+    )
+    # A list introduced by a colon follows it in the same way.
+    assert best_passage("The states are:\n\nReady. Done.", ("state",)) == (
+        "The states are: Ready. Done."
+    )
+
+
+def test_a_long_example_is_cut_between_lines_and_marked() -> None:
+    code = "\n".join(f"INSERT INTO t VALUES ({n}, 'row number {n}');" for n in range(20))
+    passage = best_passage(f"To fill the table:\n\n{CODE_MARK}", ("fill", "table"), code)
+    assert passage.startswith("To fill the table: INSERT INTO t VALUES (0, 'row number 0');")
+    assert passage.endswith("'); …")
+    assert len(passage) <= MAX_CHARS
+
+
+def test_code_chosen_alone_is_led_by_the_sentence_introducing_it() -> None:
+    body = f"Intro.\n\nFor example:\n\n{CODE_MARK}"
+    assert best_passage(body, ("pg_ctl",), "$ pg_ctl stop") == "For example: $ pg_ctl stop"
+
+
+def test_a_section_stored_without_code_marks_never_joins_code_to_prose() -> None:
+    # Stored before the marks: where the code stood is not known.
+    assert best_passage("To rename a column:", ("renam",), "ALTER TABLE t") == (
+        "To rename a column:"
+    )

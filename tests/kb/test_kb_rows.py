@@ -8,7 +8,7 @@ from pathlib import Path
 from sleuth.kb.extract import parse_document
 from sleuth.kb.html import read_page
 from sleuth.kb.rows import file_rows
-from sleuth.kb.sections import Heading, unnumbered
+from sleuth.kb.sections import Heading, prose, unnumbered
 from sleuth.kb.store import unpack
 
 
@@ -67,7 +67,7 @@ def test_a_page_read_from_its_bytes_is_read_as_its_decoded_text() -> None:
             tuple(item.text for item in expected[1] if isinstance(item, Heading)),
         )
         assert [row.heading for row in rows.sections] == [s.heading for s in doc.sections]
-        assert [unpack(row.body) for row in rows.sections] == [s.text for s in doc.sections]
+        assert [prose(unpack(row.body)) for row in rows.sections] == [s.text for s in doc.sections]
         assert [unpack(row.code) for row in rows.sections] == [s.code for s in doc.sections]
 
 

@@ -439,3 +439,17 @@ def test_a_section_with_only_a_heading_shows_the_heading(
     assert hit["title"] == "Plans — Persimmon ideas"
     assert hit["snippet"] == "Persimmon ideas"
     assert hit["url"].endswith("todo.md#persimmon-ideas")
+
+
+def test_a_how_to_sentence_is_shown_with_its_code_example(tmp_path: Path) -> None:
+    page = (
+        "# Tables\n\nTables hold rows.\n\n## Renaming a column\n\nTo rename a column:\n\n"
+        "```sql\nALTER TABLE products\n  RENAME COLUMN product_no TO product_number;\n```\n\n"
+        "Nothing else changes.\n"
+    )
+    db = indexed(tmp_path, {"tables.md": page}, "jieba")
+    (hit,) = search(db, "how do I rename a column", 5)
+    assert hit["snippet"] == (
+        "To rename a column: ALTER TABLE products RENAME COLUMN product_no TO product_number;"
+    )
+    assert hit["url"].endswith("tables.md#renaming-a-column")

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import pytest
 
-from sleuth.kb.sections import CHUNK_CHARS, Chunk, Code, Heading, Section, slug, split_sections
+from sleuth.kb.sections import (
+    CHUNK_CHARS,
+    CODE_MARK,
+    Chunk,
+    Code,
+    Heading,
+    Section,
+    prose,
+    slug,
+    split_sections,
+)
 
 
 @pytest.mark.parametrize(
@@ -85,7 +95,13 @@ def test_code_blocks_are_kept_apart_from_prose() -> None:
     section = Section("Install", "install", ("Run it.", Code("pip install x"), "Done."))
     assert section.text == "Run it.\n\nDone."
     assert section.code == "pip install x"
-    assert section.chunks() == [Chunk("Run it.\n\nDone.", "pip install x")]
+    (chunk,) = section.chunks()
+    assert (chunk.text, chunk.code) == ("Run it.\n\nDone.", "pip install x")
+    # As stored, the prose keeps the code's place (for the snippet), one mark a piece.
+    assert chunk.body == f"Run it.\n\n{CODE_MARK}\n\nDone."
+    assert prose(chunk.body) == chunk.text
+    two_pieces = Section(None, None, ("Like this:", Code("a = 1\n\nb = 2"))).chunks()[0]
+    assert two_pieces.body == f"Like this:\n\n{CODE_MARK * 2}"
 
 
 def test_a_long_section_is_chunked_between_blocks() -> None:

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sleuth.kb.sections import prose
 from sleuth.kb.store import unpack
 
 __all__ = ["list_documents"]
@@ -117,7 +118,7 @@ def list_documents(
                 bodies = conn.execute(
                     "SELECT body FROM sections WHERE doc_id = ? ORDER BY position", (doc["id"],)
                 ).fetchall()
-                doc["text"] = "\n\n".join(unpack(body) for (body,) in bodies)
+                doc["text"] = "\n\n".join(prose(unpack(body)) for (body,) in bodies)
         for doc in found:
             del doc["id"]
         return found

@@ -14,8 +14,19 @@ occurrences, then is the longest (more context), then comes first (prose before
 code). With no term found, the opening passage of the prose is used (of the code,
 when the section has no prose).
 
+A passage that ends its block with a colon ("To rename a column:") promises what the
+next block shows, most often a code example: as many of that block's lines (or
+sentences) as fit in `MAX_CHARS` follow it, an ellipsis marking a cut; the passage's
+first sentences give way only when not one line fits. A code block chosen on its
+own is led by the sentence introducing it in the same way. The stored prose marks
+where its code blocks stood (`sections.CODE_MARK`); in a section stored without the
+marks, code is never joined to prose.
+
 >>> best_passage("Intro here. Caches keep hot data. They expire.\\n\\nOther.", ("cache",))
 'Caches keep hot data. They expire.'
+>>> code = "ALTER TABLE t\\n  RENAME a TO b;"
+>>> best_passage("To rename a column:\\n\\n\ufffc", ("renam", "column"), code)
+'To rename a column: ALTER TABLE t RENAME a TO b;'
 """
 
 from __future__ import annotations
@@ -23,7 +34,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
+from sleuth.kb.sections import CODE_MARK
 from sleuth.text import sentence_spans
 
 MAX_CHARS = 300
@@ -32,6 +45,8 @@ MAX_SENTENCES = 3
 CODE_FACTOR = 0.5
 
 _BLANK_LINES = re.compile(r"\n\s*\n")
+# What a passage ending with one introduces comes after it.
+_COLONS = (":", "：")
 
 
 @dataclass(frozen=True)
@@ -45,15 +60,15 @@ class _Sentence:
 def best_passage(body: str, terms: Sequence[str], code: str = "") -> str:
     """The best passage of the prose `body` and the `code` blocks for `terms`."""
     best_key: tuple[float, ...] | None = None
-    best = ("", 0, 0)  # the passage as its block's text, start and end
+    best = (-1, 0, 0)  # the passage: its block's place in `blocks`, start and end
     order = 0
-    blocks = [(block, 1.0) for block in _BLANK_LINES.split(body)]
-    blocks += [(block, CODE_FACTOR) for block in _BLANK_LINES.split(code)]
+    blocks = _blocks(body, code)
+    # Prose first, then code: of two passages as good, the prose's is chosen.
+    chosen = [n for n, block in enumerate(blocks) if not block.code]
+    chosen += [n for n, block in enumerate(blocks) if block.code]
     opening = True
-    for block, factor in blocks:
-        text = " ".join(block.split())
-        if not text:
-            continue
+    for place in chosen:
+        text, factor = blocks[place].text, CODE_FACTOR if blocks[place].code else 1.0
         lowered = text.lower()
         present = [term for term in terms if term in lowered]
         if not opening and not present:
@@ -85,10 +100,83 @@ def best_passage(body: str, terms: Sequence[str], code: str = "") -> str:
                     else (0, False, -order, fits, end - first.start)  # no match: the opening
                 )
                 if best_key is None or key > best_key:
-                    best_key, best = key, (text, first.start, end)
+                    best_key, best = key, (place, first.start, end)
             order += 1
-    text, start, end = best
+    place, start, end = best
+    if place < 0:
+        return ""
+    return _completed(blocks, place, start, end)
+
+
+class _Block(NamedTuple):
+    text: str  # its words, each run of spaces one space
+    lines: tuple[str, ...]  # code: its lines, spaced as `text` is; prose: ()
+    ordered: bool  # in its place among the others (see `_blocks`)
+
+    @property
+    def code(self) -> bool:
+        return bool(self.lines)
+
+
+def _blocks(body: str, code: str) -> list[_Block]:
+    """The blocks of a section in the order of the document: each `CODE_MARK` of the
+    prose stands for the next piece of the code. When the prose holds no marks for
+    some of the code (a section stored before there were marks), that code comes
+    after the prose and no block counts as in its place."""
+    pieces = iter(_BLANK_LINES.split(code) if code else ())
+    blocks: list[_Block] = []
+    for block in _BLANK_LINES.split(body):
+        if block and not block.strip(CODE_MARK):
+            blocks += [_code_block(next(pieces, ""), True) for _ in block]
+        else:
+            blocks.append(_Block(" ".join(block.split()), (), True))
+    unplaced = [_code_block(piece, False) for piece in pieces]
+    if unplaced:
+        blocks = [block._replace(ordered=False) for block in blocks] + unplaced
+    return [block for block in blocks if block.text]
+
+
+def _code_block(piece: str, ordered: bool) -> _Block:
+    lines = tuple(" ".join(line.split()) for line in piece.splitlines() if line.strip())
+    return _Block(" ".join(lines), lines, ordered)
+
+
+def _completed(blocks: Sequence[_Block], place: int, start: int, end: int) -> str:
+    """The passage `blocks[place].text[start:end]`, with what its colon introduces, or
+    led by the sentence introducing it when it is code."""
+    text = blocks[place].text
+    ordered = blocks[place].ordered
+    if ordered and end == len(text) and text.endswith(_COLONS) and place + 1 < len(blocks):
+        spans = [span for span in sentence_spans(text) if span[0] >= start]
+        return _joined(text, spans, blocks[place + 1]) or text[start:end]
+    if ordered and blocks[place].code and start == 0 and place > 0:
+        before = blocks[place - 1]
+        if not before.code and before.text.endswith(_COLONS):
+            led = _joined(before.text, list(sentence_spans(before.text))[-1:], blocks[place])
+            if led:
+                return led
     return text[start:end]
+
+
+def _joined(text: str, spans: Sequence[tuple[int, int]], after: _Block) -> str:
+    """The sentences `spans` of `text` and the opening of `after` (lines of code,
+    sentences of prose), at most `MAX_CHARS` in all, an ellipsis marking a cut: as
+    many of the sentences as leave room for a part of `after` (they were chosen for the
+    query). "" when not even the last sentence does."""
+    parts = after.lines or [after.text[a:b] for a, b in sentence_spans(after.text)]
+    for first in range(len(spans)):
+        lead = text[spans[first][0] : spans[-1][1]]
+        room = MAX_CHARS - len(lead)
+        taken: list[str] = []
+        for n, part in enumerate(parts):
+            # Room for the part, and for an ellipsis unless it is the last.
+            if room < len(part) + 1 + (len(" …") if n + 1 < len(parts) else 0):
+                break
+            room -= len(part) + 1
+            taken.append(part)
+        if taken:
+            return " ".join([lead, *taken, *(["…"] if len(taken) < len(parts) else [])])
+    return ""
 
 
 def _sentences(text: str, terms: Sequence[str]) -> list[_Sentence]:

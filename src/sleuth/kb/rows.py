@@ -26,8 +26,8 @@ from sleuth.kb.unreadable import Unreadable
 # entries...). A change to it that files already indexed should get raises it: the
 # next `sleuth index` reads every file a lower version cut, changed or not (2: man
 # pages whose header has no middle title or a name too long for the right side, and
-# NAME headed 命令名).
-READER_VERSION = "2"
+# NAME headed 命令名; 3: the stored prose marks where its code blocks stood).
+READER_VERSION = "3"
 
 
 # Named tuples, not dataclasses: a worker's rows are pickled to the indexing process,
@@ -37,7 +37,7 @@ class SectionRow(NamedTuple):
     heading: str | None
     anchor: str | None
     title: str  # its headings: folded empty ones, then its own
-    body: bytes  # prose, packed
+    body: bytes  # prose, packed, with `sections.CODE_MARK`s where the code stood
     code: bytes  # code, packed
     terms: tuple[str, str, str, str]  # index terms of page title, title, prose, code
 
@@ -70,7 +70,7 @@ def file_rows(path: Path, data: bytes, mtime: float, tokenizer: Tokenizer) -> Fi
                 section.heading,
                 section.anchor,
                 title,
-                pack(chunk.text),
+                pack(chunk.body),
                 pack(chunk.code),
                 (
                     page,

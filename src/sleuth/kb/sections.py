@@ -30,11 +30,17 @@ from dataclasses import dataclass
 
 # Target size of an indexed chunk of a long section, in characters.
 CHUNK_CHARS = 1500
+# Stands in the stored prose where a code block was, one for each of its blank-line
+# separated pieces (`Chunk.body`): the snippet can then show the example a sentence
+# ending in a colon introduces. The tokenizers read no term from it.
+CODE_MARK = "\ufffc"
 # A heading's number: "8.3.", "E.21.3.2.1.", "Chapter 31.", "Appendix M.", "F.38.".
 _NUMBERING = re.compile(
     r"(?:^|(?<=\s))(?:(?:Chapter|Appendix|Part|Section)\s+)?"
     r"(?:[A-Z]|\d+)(?:\.\d+)*\.(?=\s)"
 )
+# What separates the blocks of a stored field (a code block may hold some itself).
+_BLANK_LINES = re.compile(r"\n\s*\n")
 # Chinese characters and full-width punctuation, between which a line break is no space.
 _CJK_WIDE = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
@@ -52,17 +58,25 @@ class Heading:
 
 class Code(str):
     """A block of source code (fenced, indented or `<pre>`), kept apart from prose: it is
-    indexed with a lower weight and shown only when no prose answers."""
+    indexed with a lower weight, and shown after the sentence that introduces it or
+    when no prose answers."""
 
     __slots__ = ()
 
 
 @dataclass(frozen=True)
 class Chunk:
-    """What one row of the index holds: prose and code, blocks separated by a blank line."""
+    """What one row of the index holds: prose and code, blocks separated by a blank line;
+    `body`, the prose as stored, holds a block of `CODE_MARK`s where each code block
+    stood (none when there is no code: `body` is then `text`)."""
 
     text: str
     code: str
+    body: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.body:
+            object.__setattr__(self, "body", self.text)
 
 
 @dataclass(frozen=True)
@@ -134,7 +148,24 @@ def split_sections(items: Iterable[Heading | str]) -> tuple[Section, ...]:
 def _chunk(blocks: Sequence[str]) -> Chunk:
     prose = [block for block in blocks if not isinstance(block, Code)]
     code = [block for block in blocks if isinstance(block, Code)]
-    return Chunk("\n\n".join(prose), "\n\n".join(code))
+    if not code:
+        return Chunk("\n\n".join(prose), "")
+    body = [
+        CODE_MARK * len(_BLANK_LINES.split(block)) if isinstance(block, Code) else block
+        for block in blocks
+    ]
+    return Chunk("\n\n".join(prose), "\n\n".join(code), "\n\n".join(body))
+
+
+def prose(body: str) -> str:
+    """A stored `Chunk.body` without the `CODE_MARK` blocks: the prose alone, as `text`.
+
+    >>> prose("To install:\\n\\n\ufffc\\n\\nDone.")
+    'To install:\\n\\nDone.'
+    """
+    if CODE_MARK not in body:
+        return body
+    return "\n\n".join(block for block in body.split("\n\n") if block.strip(CODE_MARK))
 
 
 def join_lines(lines: Sequence[str]) -> str:

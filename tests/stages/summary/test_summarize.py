@@ -372,3 +372,19 @@ def test_a_knowledge_base_passage_may_start_as_its_document_does() -> None:
     # Its end must still close a sentence; from a web back end it is a fragment.
     assert summarize([web], ["kill", "进程"], "zh", uncut=["local"]) == []
     assert summarize([page], ["kill", "进程"], "zh") == []
+
+
+def test_a_knowledge_base_intro_and_the_example_it_introduces_is_one_sentence() -> None:
+    # The knowledge base shows a how-to's sentence with the code after its colon.
+    snippet = "To rename a column: ALTER TABLE products RENAME COLUMN product_no TO product_number"
+    page = item(snippet, "Modifying Tables — Renaming a Column", providers=("local",))
+
+    quoted = summarize([page], ["rename", "column"], "en", uncut=["local"])
+    assert [s.text for s in quoted] == [snippet]
+    assert_cited_exactly(quoted, [page])
+    # Not from a web back end, not a table's "name: value" row, not an example cut short.
+    assert summarize([page], ["rename", "column"], "en") == []
+    row = item("column: the column to rename", "ALTER TABLE", providers=("local",))
+    assert summarize([row], ["rename", "column"], "en", uncut=["local"]) == []
+    cut = item(f"{snippet} …", "Modifying Tables", providers=("local",))
+    assert summarize([cut], ["rename", "column"], "en", uncut=["local"]) == []

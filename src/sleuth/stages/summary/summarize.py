@@ -53,6 +53,7 @@ How sentences are chosen:
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Collection, Sequence
 from functools import lru_cache
@@ -71,6 +72,9 @@ __all__ = ["SummarySettings", "summarize"]
 _ENDS = "。！？!?."
 _CLOSING = "\"'”’)]）」』"
 _CONTINUATION = "…,;:，；：、)]）"
+# A sentence's first colon, with something after it.
+_COLON = re.compile(r"(?<=\S)(?::\s+|：\s*)(?=\S)")
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 # Besides a letter or a digit, what a whole sentence may start with.
 _OPENING = "\"'“‘(（[【《「『¿¡$€£¥#"
 _ASCII_NON_LETTERS = bytes(code for code in range(128) if not chr(code).isalpha())
@@ -212,8 +216,12 @@ def _is_whole(sentence: str, *, uncut: bool = False) -> bool:
     does not start mid-sentence (an ellipsis, a continuation mark, a lower-case word),
     which an `uncut` text's sentence cannot."""
     body = sentence.rstrip(_CLOSING)
-    if not body or body[-1] not in _ENDS or body.endswith(".."):
+    if not body or body.endswith(("..", "…")):
         return False
+    if body[-1] not in _ENDS:
+        # An uncut text's intro and the example it introduces, as the knowledge base
+        # gives them ("To stop the server, use: $ pg_ctl stop"), is whole too.
+        return uncut and _introduces(sentence)
     if uncut:
         return True
     if sentence.startswith("..") or sentence[0] in _CONTINUATION:
@@ -222,6 +230,16 @@ def _is_whole(sentence: str, *, uncut: bool = False) -> bool:
         return False  # "/ 暂时无法检索……": the tail of something cut before it
     first_word = sentence.split(None, 1)[0]
     return not (first_word.isascii() and first_word.islower())  # "iPhone 15 …" is whole
+
+
+def _introduces(sentence: str) -> bool:
+    """A clause (three words, or four Chinese characters, at least), a colon and what
+    it introduces: not a table's "name: value" row."""
+    colon = _COLON.search(sentence)
+    if colon is None:
+        return False
+    head = sentence[: colon.start()]
+    return len(head.split()) >= 3 or len(_HAN.findall(head)) >= 4
 
 
 def _candidates(

@@ -332,6 +332,33 @@ def test_a_documentation_folder_as_installed_gives_only_its_pages(tmp_path: Path
     assert [hit["path"] for hit in search(db, "lru_cache", 10)] == ["library/functools.html"]
 
 
+def test_a_pages_markup_source_beside_it_is_left_out(tmp_path: Path) -> None:
+    """git's documentation ships each page's AsciiDoc source beside it (`git-branch.txt`
+    and `git-branch.html`); a Markdown file rendered next to itself is the same."""
+    root = tmp_path / "doc"
+    write(root / "git-branch.html", "<title>git-branch(1)</title><p>Rename a branch with -m.</p>")
+    write(root / "git-branch.txt", "git-branch(1)\n=============\nRename a branch with `-m`.")
+    write(root / "README.md", "# Branches\n\nRename a branch with -m.")
+    write(root / "README.HTML", "<title>Branches</title><p>Rename a branch with -m.</p>")
+    write(root / "technical/renames.txt", "How renames of a branch are remembered.")
+    write(root / "technical/git-branch.txt", "Another folder: not the page's source.")
+    db = tmp_path / "kb.db"
+
+    index_folder(db, root)
+
+    paths = sorted(hit["path"] for hit in search(db, "branch", 10))
+    assert paths == [
+        "README.HTML",
+        "git-branch.html",
+        "technical/git-branch.txt",
+        "technical/renames.txt",
+    ]
+    # A source indexed before is removed once its page is beside it.
+    write(root / "technical/git-branch.html", "<title>git-branch</title><p>A branch page.</p>")
+    assert index_folder(db, root).removed == 1
+    assert "technical/git-branch.txt" not in {hit["path"] for hit in search(db, "branch", 10)}
+
+
 def test_a_file_that_turns_binary_loses_its_entry(tmp_path: Path) -> None:
     root = tmp_path / "n"
     write(root / "a.md", "# Zebra\n\nStripes.")

@@ -5,7 +5,9 @@ and folders, the folders in `DEFAULT_EXCLUDE` (generated copies and assets such 
 Sphinx's `_sources/`, dependencies, caches) and whatever matches the caller's
 `exclude` globs. A glob without a `/` is matched against every file and folder name
 (`*.min.html`, `drafts`), one with a `/` against the path from the root
-(`api/v1/*`). A file that is not text (it holds NUL bytes, or is not valid UTF-8), or
+(`api/v1/*`). A text or Markdown file beside an HTML page of the same name (git's
+`git-branch.txt` beside `git-branch.html`) is the page's source: only the page is
+indexed. A file that is not text (it holds NUL bytes, or is not valid UTF-8), or
 a PDF or Word document that cannot be read, is skipped and named in the report; an
 earlier entry of it is removed. `.gitignore` files are followed as git does
 (`sleuth.kb.ignore`). Otherwise
@@ -71,6 +73,10 @@ DEFAULT_EXCLUDE = (
     "site-packages",
     "bower_components",
 )
+
+# A file of these kinds beside an HTML page of the same name is the page's source.
+_PAGE_EXTENSIONS = frozenset({"html", "htm"})
+_SOURCE_EXTENSIONS = frozenset({"txt", "md", "markdown"})
 
 # Commit every so many files, so an interrupted run on a large folder keeps its work.
 _COMMIT_EVERY = 1000
@@ -390,14 +396,33 @@ def files_to_index(root: Path, exclude: Sequence[str]) -> Iterator[Path]:
         if prefix:
             gitignores.enter(base)
         dirs[:] = [name for name in dirs if not excluded(prefix + name, name, is_dir=True)]
+        pages = _page_stems(names)
         for name in names:
             path = Path(folder, name)
             if (
                 kind_of(path) is not None
+                and not (pages and _is_source_of_page(name, pages))
                 and not excluded(prefix + name, name, is_dir=False)
                 and path.is_file()
             ):
                 yield path
+
+
+def _page_stems(names: Sequence[str]) -> frozenset[str]:
+    """The names of a folder's HTML pages without their extension."""
+    return frozenset(
+        stem
+        for stem, dot, ext in (name.rpartition(".") for name in names)
+        if dot and ext.lower() in _PAGE_EXTENSIONS
+    )
+
+
+def _is_source_of_page(name: str, pages: frozenset[str]) -> bool:
+    """A text or Markdown file beside the HTML page of its name is that page's source
+    (git's `git-branch.txt` beside `git-branch.html`, a README.md rendered to
+    README.html): the page alone is indexed, with its anchors."""
+    stem, _, ext = name.rpartition(".")
+    return ext.lower() in _SOURCE_EXTENSIONS and stem in pages
 
 
 def _url(path: Path) -> str:

@@ -62,6 +62,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from selectolax.lexbor import LexborHTMLParser
+
 from _common import KB_CORPUS
 from sleuth import SearchRequest, Sleuth
 from sleuth.kb import document_count, index_folder, search
@@ -75,7 +77,7 @@ _INDEX_ENTRY = re.compile(r'<dt id="ientry-[^"]+">(.*?)</dt>')
 _INDEX_LINK = re.compile(r'href="([^"#]+)')
 _TAG = re.compile(r"<[^>]+>")
 Ranker = Callable[[str, int], list[str]]
-_ID = re.compile(r"""\bid\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_ID = re.compile(r"""\b(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
 
 
 def main() -> None:
@@ -291,20 +293,55 @@ def print_size(db: Path) -> None:
 
 
 def print_anchors(db: Path) -> None:
-    """How many section links of HTML pages open an element the page really has."""
+    """How many section links of HTML pages open an element the page really has, and
+    how many open at their section: a browser goes to the first element with the id
+    (`_opens_at`)."""
     with closing(sqlite3.connect(db)) as conn:
         rows = conn.execute(
-            "SELECT DISTINCT path, anchor FROM sections JOIN documents ON documents.id = doc_id"
+            "SELECT DISTINCT path, anchor, heading FROM sections"
+            " JOIN documents ON documents.id = doc_id"
             " WHERE anchor IS NOT NULL AND path LIKE '%.htm%'"
         ).fetchall()
     ids: dict[str, set[str]] = {}
-    found = 0
-    for path, anchor in rows:
+    trees: dict[str, LexborHTMLParser] = {}
+    at_section = 0
+    for path, anchor, heading in rows:
         if path not in ids:
             page = Path(path).read_text(encoding="utf-8", errors="replace")
             ids[path] = {html.unescape(a or b) for a, b in _ID.findall(page)}
-        found += anchor in ids[path]
-    print(f"section anchors that exist in their page: {found} of {len(rows)}")
+            trees[path] = LexborHTMLParser(page)
+        at_section += _opens_at(trees[path], anchor, heading or "")
+    links = {(path, anchor) for path, anchor, _ in rows}
+    found = sum(anchor in ids[path] for path, anchor in links)
+    print(
+        f"section anchors that exist in their page: {found} of {len(links)};"
+        f" sections whose link opens at the section: {at_section} of {len(rows)}"
+    )
+
+
+_HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6", "dt")
+
+
+def _opens_at(tree: LexborHTMLParser, anchor: str, heading: str) -> bool:
+    """Whether the first element with the id `anchor` is the heading `heading`, is
+    inside it, or holds it (the section it opens, or the element around a heading
+    that has no id of its own); headings are compared by their first words, as the
+    reader drops ¶ marks."""
+    quoted = anchor.replace("\\", "\\\\").replace('"', '\\"')
+    first = tree.css_first(f'[id="{quoted}"]') or tree.css_first(f'a[name="{quoted}"]')
+    if first is None:
+        return False
+    opening = " ".join(heading.split())[:30]
+
+    def same(node: Any) -> bool:
+        return " ".join(node.text().split()).startswith(opening)
+
+    node = first
+    while node is not None and node.tag != "html":
+        if node.tag in _HEADING_TAGS:
+            return same(node)
+        node = node.parent
+    return any(same(inner) for inner in first.css(", ".join(_HEADING_TAGS)))
 
 
 def print_quality(name: str, lang: str, questions: list[dict[str, object]], rank: Ranker) -> None:

@@ -8,6 +8,8 @@ from contextlib import closing
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
+from selectolax.lexbor import LexborHTMLParser
+
 from sleuth.kb import index_folder, search
 from sleuth.kb.html import read_page
 from sleuth.kb.sections import Heading
@@ -126,6 +128,38 @@ def test_every_section_link_opens_an_element_the_page_has(tmp_path: Path) -> Non
     assert hit["snippet"] == "Decorator to wrap a function with a memoizing callable."
     (hit,) = search(db, "return disk space to the operating system", 1)
     assert hit["url"].endswith("routine-vacuuming.html#VACUUM-FOR-SPACE-RECOVERY")
+
+
+# DocBook XSL's XHTML (Debian's debian-reference): anchors are empty `<a id="…"/>`, which an
+# HTML parser, as a browser's, leaves open and copies into the headings that follow.
+DOCBOOK_XHTML = """<?xml version="1.0" encoding="UTF-8"?>
+<html xmlns="http://www.w3.org/1999/xhtml"><head><title>Chapter 1. Tutorials</title></head>
+<body><div class="chapter"><div class="section"><div class="titlepage"><div><div>
+<h3 class="title"><a id="_umask"/>1.2.4. Control of permissions: umask</h3></div></div></div>
+<p>The umask limits the permissions of new files.</p>
+<div class="table"><a id="theumaskvalueexamples"/><p class="title"><strong>Table 1.6.
+The umask value examples</strong></p><div class="table-contents"><table class="table">
+<tr><td>0022</td><td>writable only by the user</td></tr></table></div></div>
+<p>Debian uses a private group for each user.</p></div>
+<div class="section"><div class="titlepage"><div><div>
+<h3 class="title"><a id="_groups"/>1.2.5. Permissions for groups of users</h3></div></div>
+</div><p>A user must be made a member of the group with sudo vigr.</p></div></div></body></html>
+"""
+
+
+def test_a_section_link_opens_at_its_heading_in_docbook_xhtml(tmp_path: Path) -> None:
+    (tmp_path / "ch01.en.html").write_text(DOCBOOK_XHTML, encoding="utf-8")
+    db = tmp_path / "kb.db"
+    index_folder(db, tmp_path)
+    (hit,) = search(db, "member of the group", 1)
+    assert hit["url"].endswith("ch01.en.html#_groups")
+    # Not the table's id the parser copied into the heading: a browser opens the first
+    # element with an id, the table, for "#theumaskvalueexamples".
+    tree = LexborHTMLParser(DOCBOOK_XHTML)
+    first = tree.css_first('[id="_groups"]')
+    assert first is not None and "1.2.5. Permissions for groups" in first.text()
+    (hit,) = search(db, "umask limits permissions", 1)
+    assert hit["url"].endswith("ch01.en.html#_umask")
 
 
 SPHINX_CLASS = """<html><head><title>inspect — Inspect live objects</title></head><body>

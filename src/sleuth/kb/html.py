@@ -8,8 +8,8 @@ parser); its main content is taken when it marks it (`<main>`, `role="main"`, on
 `<article>`), and the elements in `CHROME` are dropped wherever they are.
 
 A section's anchor is an element id the page really has, so every link opens where
-it says: the heading's own id, else an id inside the heading (`<h2><a id="…">`),
-else the id of the element the heading opens (`<section id="…"><h2>`, DocBook's
+it says: the heading's own id, else an id inside the heading (`<h2><a id="…">`; of
+several, the first one no earlier element has: `_first_with`), else the id of the element the heading opens (`<section id="…"><h2>`, DocBook's
 `<div class="sect1" id="…"><div class="titlepage">…<h2>`) or the nearest one around
 it. A heading with none gets no anchor (the link opens the page), never one made up.
 
@@ -246,6 +246,17 @@ def _qualified(text: str, anchor: str) -> str:
     return text
 
 
+def _first_with(node: Any, value: str) -> bool:
+    """Whether `node` is the page's first element with its id (or name) `value`."""
+    top = node
+    while top.parent is not None:
+        top = top.parent
+    quoted = value.replace("\\", "\\\\").replace('"', '\\"')
+    by_id = node.attributes.get("id") == value
+    first = top.css_first(f'[id="{quoted}"]' if by_id else f'a[name="{quoted}"]')
+    return first is not None and first.mem_id == node.mem_id
+
+
 def _anchor_of(heading: Any) -> str | None:
     """The id a link to this heading can use: its own, one inside it, that of the
     element it is the first heading of, or else that of the nearest element around it
@@ -253,10 +264,18 @@ def _anchor_of(heading: Any) -> str | None:
     own = heading.attributes.get("id")
     if own:
         return str(own)
-    for inner in heading.css("[id], a[name]"):
-        value = inner.attributes.get("id") or inner.attributes.get("name")
-        if value:
-            return str(value)
+    inner = [
+        (node, str(value))
+        for node in heading.css("[id], a[name]")
+        if (value := node.attributes.get("id") or node.attributes.get("name"))
+    ]
+    if len(inner) > 1:
+        # XHTML's `<a id="…"/>` (DocBook XSL's table and figure anchors), read as HTML,
+        # stays open, and the parser copies it into the headings after it, id and all:
+        # a link opens the first element with its id, the table, not this heading.
+        inner = [(node, value) for node, value in inner if _first_with(node, value)] or inner
+    if inner:
+        return inner[0][1]
     node = heading.parent
     while node is not None and node.is_element_node and node.tag not in ("body", "html"):
         value = node.attributes.get("id")

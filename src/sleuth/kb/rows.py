@@ -26,7 +26,8 @@ from sleuth.kb.unreadable import Unreadable
 # entries...). A change to it that files already indexed should get raises it: the
 # next `sleuth index` reads every file a lower version cut, changed or not (2: man
 # pages whose header has no middle title or a name too long for the right side, and
-# NAME headed 命令名; 3: the stored prose marks where its code blocks stood).
+# NAME headed 命令名; 3: the stored prose marks where its code blocks stood, and a
+# heading's anchor is not an id the HTML parser copied into it from an earlier element).
 READER_VERSION = "3"
 
 

@@ -77,7 +77,7 @@ _INDEX_ENTRY = re.compile(r'<dt id="ientry-[^"]+">(.*?)</dt>')
 _INDEX_LINK = re.compile(r'href="([^"#]+)')
 _TAG = re.compile(r"<[^>]+>")
 Ranker = Callable[[str, int], list[str]]
-_ID = re.compile(r"""\b(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)')""")
+_ID = re.compile(r"""\b(?:id|name)\s*=\s*(?:"([^"]*)"|'([^']*)')""", re.IGNORECASE)
 
 
 def main() -> None:
@@ -324,9 +324,9 @@ _HEADING_TAGS = ("h1", "h2", "h3", "h4", "h5", "h6", "dt")
 
 def _opens_at(tree: LexborHTMLParser, anchor: str, heading: str) -> bool:
     """Whether the first element with the id `anchor` is the heading `heading`, is
-    inside it, or holds it (the section it opens, or the element around a heading
-    that has no id of its own); headings are compared by their first words, as the
-    reader drops ¶ marks."""
+    inside it, holds it (the section it opens, or the element around a heading that
+    has no id of its own) or is an empty anchor just before it; headings are compared
+    by their first words, as the reader drops ¶ marks."""
     quoted = anchor.replace("\\", "\\\\").replace('"', '\\"')
     first = tree.css_first(f'[id="{quoted}"]') or tree.css_first(f'a[name="{quoted}"]')
     if first is None:
@@ -341,7 +341,25 @@ def _opens_at(tree: LexborHTMLParser, anchor: str, heading: str) -> bool:
         if node.tag in _HEADING_TAGS:
             return same(node)
         node = node.parent
-    return any(same(inner) for inner in first.css(", ".join(_HEADING_TAGS)))
+    if any(same(inner) for inner in first.css(", ".join(_HEADING_TAGS))):
+        return True
+    # An empty anchor just before the heading (`<a name="…"></a><h2>`, man2html's).
+    after = _next_in_page(first) if not first.text().strip(" \t\n\xa0") else None
+    return after is not None and after.tag in _HEADING_TAGS and same(after)
+
+
+def _next_in_page(node: Any) -> Any:
+    """The first node after `node` and its contents in the page, blank text and
+    comments passed over."""
+    while node is not None:
+        while node is not None and node.next is None:
+            node = node.parent
+        node = node.next if node is not None else None
+        if node is not None and not (
+            node.tag == "-comment" or (node.tag == "-text" and not node.text().strip())
+        ):
+            return node
+    return None
 
 
 def print_quality(name: str, lang: str, questions: list[dict[str, object]], rank: Ranker) -> None:

@@ -162,6 +162,38 @@ def test_a_section_link_opens_at_its_heading_in_docbook_xhtml(tmp_path: Path) ->
     assert hit["url"].endswith("ch01.en.html#_umask")
 
 
+# man2html (Debian's bash.html): each heading follows an empty named anchor, the
+# paragraph before it still open.
+MAN2HTML = """<HTML><HEAD><TITLE>Man page of BASH</TITLE></HEAD><BODY><H1>BASH</H1>
+<A NAME="lbAB">&nbsp;</A>
+<H2>NAME</H2>
+bash - GNU Bourne-Again SHell
+<P>
+Bash is an sh-compatible command language interpreter.
+<A NAME="lbAF">&nbsp;</A>
+<!-- a comment -->
+<H2>REDIRECTION</H2>
+Before a command is executed, its input and output may be redirected.
+<A NAME="lbAB">&nbsp;</A>
+<H2>SEE ALSO</H2>
+The Gnu Readline Library, Brian Fox and Chet Ramey.
+</BODY></HTML>
+"""
+
+
+def test_a_heading_after_an_empty_named_anchor_links_to_it(tmp_path: Path) -> None:
+    (tmp_path / "bash.html").write_text(MAN2HTML, encoding="utf-8")
+    db = tmp_path / "kb.db"
+    index_folder(db, tmp_path)
+    (hit,) = search(db, "input and output redirected", 1)
+    assert hit["url"].endswith("bash.html#lbAF")
+    (hit,) = search(db, "GNU Bourne-Again SHell", 1)
+    assert hit["url"].endswith("bash.html#lbAB")
+    # A name an earlier anchor has opens that one: the section links to the page.
+    (hit,) = search(db, "Readline Library", 1)
+    assert hit["url"].endswith("bash.html")
+
+
 SPHINX_CLASS = """<html><head><title>inspect — Inspect live objects</title></head><body>
 <div class="body" role="main"><section id="module-inspect"><h1>inspect</h1>
 <dl class="py class"><dt class="sig sig-object py" id="inspect.Signature">

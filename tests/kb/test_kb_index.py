@@ -332,9 +332,10 @@ def test_a_documentation_folder_as_installed_gives_only_its_pages(tmp_path: Path
     assert [hit["path"] for hit in search(db, "lru_cache", 10)] == ["library/functools.html"]
 
 
-def test_a_pages_markup_source_beside_it_is_left_out(tmp_path: Path) -> None:
+def test_a_page_in_another_form_beside_it_is_left_out(tmp_path: Path) -> None:
     """git's documentation ships each page's AsciiDoc source beside it (`git-branch.txt`
-    and `git-branch.html`); a Markdown file rendered next to itself is the same."""
+    and `git-branch.html`), bash's its manual printed (`bashref.pdf`); a Markdown file
+    rendered next to itself is the same."""
     root = tmp_path / "doc"
     write(root / "git-branch.html", "<title>git-branch(1)</title><p>Rename a branch with -m.</p>")
     write(root / "git-branch.txt", "git-branch(1)\n=============\nRename a branch with `-m`.")
@@ -342,9 +343,12 @@ def test_a_pages_markup_source_beside_it_is_left_out(tmp_path: Path) -> None:
     write(root / "README.HTML", "<title>Branches</title><p>Rename a branch with -m.</p>")
     write(root / "technical/renames.txt", "How renames of a branch are remembered.")
     write(root / "technical/git-branch.txt", "Another folder: not the page's source.")
+    (root / "git-branch.pdf").write_bytes(b"%PDF-1.4 not read: the page printed")
     db = tmp_path / "kb.db"
 
-    index_folder(db, root)
+    report = index_folder(db, root)
+
+    assert (report.files, report.skipped, report.not_text) == (4, 0, ())  # the PDF unread
 
     paths = sorted(hit["path"] for hit in search(db, "branch", 10))
     assert paths == [

@@ -9,7 +9,9 @@ parser); its main content is taken when it marks it (`<main>`, `role="main"`, on
 
 A section's anchor is an element id the page really has, so every link opens where
 it says: the heading's own id, else an id inside the heading (`<h2><a id="…">`; of
-several, the first one no earlier element has: `_first_with`), else the id of the element the heading opens (`<section id="…"><h2>`, DocBook's
+several, the first one no earlier element has: `_Fragments`), else that of an empty
+anchor just before it (`<a name="lbAB">&nbsp;</a><h2>NAME</h2>`, man2html's), else
+the id of the element the heading opens (`<section id="…"><h2>`, DocBook's
 `<div class="sect1" id="…"><div class="titlepage">…<h2>`) or the nearest one around
 it. A heading with none gets no anchor (the link opens the page), never one made up.
 
@@ -97,7 +99,7 @@ def read_page(source: str | bytes) -> tuple[str | None, Items]:
         return title, []
     for node in root.css(_LEFT_OUT):
         node.decompose()
-    walker = _Walker()
+    walker = _Walker(_Fragments(tree.root))
     walker.walk(root)
     walker.flush()
     if walker.link_share() >= LINK_DENSITY_PAGE:
@@ -123,7 +125,8 @@ class _Walker:
     """Collects items in reading order: inline text is buffered until a block ends.
     It also counts the page's characters (not spaces) and those in links."""
 
-    def __init__(self) -> None:
+    def __init__(self, fragments: _Fragments) -> None:
+        self._fragments = fragments
         self.items: Items = []
         self._words: list[str] = []
         self._link_chars = 0
@@ -212,7 +215,7 @@ class _Walker:
                 anchor: str | None = str(node.id)
                 text = _qualified(text, str(node.id))
             else:
-                anchor = _anchor_of(node)
+                anchor = _anchor_of(node, self._fragments)
             self._emit(Heading(text, anchor, slug=False))
 
     def _emit(self, heading: Heading) -> None:
@@ -246,21 +249,60 @@ def _qualified(text: str, anchor: str) -> str:
     return text
 
 
-def _first_with(node: Any, value: str) -> bool:
-    """Whether `node` is the page's first element with its id (or name) `value`."""
-    top = node
-    while top.parent is not None:
-        top = top.parent
-    quoted = value.replace("\\", "\\\\").replace('"', '\\"')
-    by_id = node.attributes.get("id") == value
-    first = top.css_first(f'[id="{quoted}"]' if by_id else f'a[name="{quoted}"]')
-    return first is not None and first.mem_id == node.mem_id
+class _Fragments:
+    """What a link's fragment opens in the page, as a browser finds it: the first
+    element with that id, else the first `<a>` with that name. Read in one pass of the
+    page, when a heading first needs it (most pages never do)."""
+
+    def __init__(self, root: Any) -> None:
+        self._root = root
+        self._ids: dict[str, int] | None = None
+        self._names: dict[str, int] = {}
+
+    def opens(self, node: Any, value: str) -> bool:
+        """Whether a link to `#value` opens `node`."""
+        if self._ids is None:
+            self._ids = {}
+            for element in self._root.css("[id]"):
+                self._ids.setdefault(str(element.attributes.get("id")), element.mem_id)
+            for element in self._root.css("a[name]"):
+                self._names.setdefault(str(element.attributes.get("name")), element.mem_id)
+        first = self._ids.get(value)
+        if node.attributes.get("id") != value and first is None:
+            first = self._names.get(value)
+        return bool(first == node.mem_id)
 
 
-def _anchor_of(heading: Any) -> str | None:
-    """The id a link to this heading can use: its own, one inside it, that of the
-    element it is the first heading of, or else that of the nearest element around it
-    that has one (a "Tip" box inside a section links to the section)."""
+def _anchor_before(heading: Any) -> tuple[Any, str] | None:
+    """The id or name of an empty anchor just before the heading in the page, nothing
+    but spaces and comments between: `<a name="lbAB">&nbsp;</a><h2>NAME</h2>`
+    (man2html, texi2html, older Javadoc), also when the parser closed a paragraph
+    around the anchor at the heading."""
+    node = _last_before(heading.prev)
+    while node is not None and node.tag != "a" and node.child is not None:
+        node = _last_before(node.last_child)
+    if node is None or node.tag != "a" or "href" in node.attributes:
+        return None
+    value = node.attributes.get("id") or node.attributes.get("name")
+    if not value or node.text(deep=True).strip(" \t\n\xa0"):
+        return None
+    return node, str(value)
+
+
+def _last_before(node: Any) -> Any:
+    """`node`, or the first node before it that is neither a comment nor blank text."""
+    while node is not None and (
+        node.tag == "-comment" or (node.tag == "-text" and not (node.text_content or "").strip())
+    ):
+        node = node.prev
+    return node
+
+
+def _anchor_of(heading: Any, fragments: _Fragments) -> str | None:
+    """The id a link to this heading can use: its own, one inside it, that of an empty
+    anchor just before it, that of the element it is the first heading of, or else that
+    of the nearest element around it that has one (a "Tip" box inside a section links
+    to the section)."""
     own = heading.attributes.get("id")
     if own:
         return str(own)
@@ -273,9 +315,12 @@ def _anchor_of(heading: Any) -> str | None:
         # XHTML's `<a id="…"/>` (DocBook XSL's table and figure anchors), read as HTML,
         # stays open, and the parser copies it into the headings after it, id and all:
         # a link opens the first element with its id, the table, not this heading.
-        inner = [(node, value) for node, value in inner if _first_with(node, value)] or inner
+        inner = [(node, value) for node, value in inner if fragments.opens(node, value)] or inner
     if inner:
         return inner[0][1]
+    before = _anchor_before(heading)
+    if before is not None and fragments.opens(*before):  # not a name an earlier one has
+        return before[1]
     node = heading.parent
     while node is not None and node.is_element_node and node.tag not in ("body", "html"):
         value = node.attributes.get("id")

@@ -5,12 +5,12 @@ and folders, the folders in `DEFAULT_EXCLUDE` (generated copies and assets such 
 Sphinx's `_sources/`, dependencies, caches) and whatever matches the caller's
 `exclude` globs. A glob without a `/` is matched against every file and folder name
 (`*.min.html`, `drafts`), one with a `/` against the path from the root
-(`api/v1/*`). A text or Markdown file beside an HTML page of the same name (git's
-`git-branch.txt` beside `git-branch.html`) is the page's source: only the page is
-indexed. A file that is not text (it holds NUL bytes, or is not valid UTF-8), or
-a PDF or Word document that cannot be read, is skipped and named in the report; an
-earlier entry of it is removed. `.gitignore` files are followed as git does
-(`sleuth.kb.ignore`). Otherwise
+(`api/v1/*`). A text, Markdown, PDF or Word file beside an HTML page of the same
+name (git's `git-branch.txt` beside `git-branch.html`, bash's `bashref.pdf` beside
+`bashref.html`) is that page in another form: only the page is indexed. A file that
+is not text (it holds NUL bytes, or is not valid UTF-8), or a PDF or Word document
+that cannot be read, is skipped and named in the report; an earlier entry of it is
+removed. `.gitignore` files are followed as git does (`sleuth.kb.ignore`). Otherwise
 a file whose sha256 matches the stored one is left alone (unless an older reading,
 `rows.READER_VERSION`, cut it), a changed one re-indexed (all its sections
 replaced), and a file indexed earlier under this root but gone
@@ -74,9 +74,10 @@ DEFAULT_EXCLUDE = (
     "bower_components",
 )
 
-# A file of these kinds beside an HTML page of the same name is the page's source.
+# A file of these kinds beside an HTML page of the same name is that page in another
+# form: its source, or the same document printed.
 _PAGE_EXTENSIONS = frozenset({"html", "htm"})
-_SOURCE_EXTENSIONS = frozenset({"txt", "md", "markdown"})
+_OTHER_FORMS = frozenset({"txt", "md", "markdown", "pdf", "docx"})
 
 # Commit every so many files, so an interrupted run on a large folder keeps its work.
 _COMMIT_EVERY = 1000
@@ -401,7 +402,7 @@ def files_to_index(root: Path, exclude: Sequence[str]) -> Iterator[Path]:
             path = Path(folder, name)
             if (
                 kind_of(path) is not None
-                and not (pages and _is_source_of_page(name, pages))
+                and not (pages and _is_other_form_of_page(name, pages))
                 and not excluded(prefix + name, name, is_dir=False)
                 and path.is_file()
             ):
@@ -417,12 +418,13 @@ def _page_stems(names: Sequence[str]) -> frozenset[str]:
     )
 
 
-def _is_source_of_page(name: str, pages: frozenset[str]) -> bool:
+def _is_other_form_of_page(name: str, pages: frozenset[str]) -> bool:
     """A text or Markdown file beside the HTML page of its name is that page's source
     (git's `git-branch.txt` beside `git-branch.html`, a README.md rendered to
-    README.html): the page alone is indexed, with its anchors."""
+    README.html), a PDF or Word file the same document printed (bash's `bashref.pdf`
+    beside `bashref.html`): the page alone is indexed, with its anchors."""
     stem, _, ext = name.rpartition(".")
-    return ext.lower() in _SOURCE_EXTENSIONS and stem in pages
+    return ext.lower() in _OTHER_FORMS and stem in pages
 
 
 def _url(path: Path) -> str:

@@ -214,7 +214,8 @@ def _quotable(item: ResultItem, skip_flags: Sequence[str]) -> bool:
 def _is_whole(sentence: str, *, uncut: bool = False) -> bool:
     """Ends with 。！？ . ! or ? (not an ellipsis), maybe closed by a quote or bracket, and
     does not start mid-sentence (an ellipsis, a continuation mark, a lower-case word),
-    which an `uncut` text's sentence cannot."""
+    which an `uncut` text's sentence cannot; an `uncut` text's introduction and what
+    its colon introduces is whole however it ends (`_introduces`)."""
     body = sentence.rstrip(_CLOSING)
     if not body or body.endswith(("..", "…")):
         return False

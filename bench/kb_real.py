@@ -303,14 +303,14 @@ def print_anchors(db: Path) -> None:
             " WHERE anchor IS NOT NULL AND path LIKE '%.htm%'"
         ).fetchall()
     ids: dict[str, set[str]] = {}
-    trees: dict[str, LexborHTMLParser] = {}
     at_section = 0
-    for path, anchor, heading in rows:
+    tree = LexborHTMLParser("")
+    for path, anchor, heading in sorted(rows):  # a page at a time: one parsed tree held
         if path not in ids:
             page = Path(path).read_text(encoding="utf-8", errors="replace")
             ids[path] = {html.unescape(a or b) for a, b in _ID.findall(page)}
-            trees[path] = LexborHTMLParser(page)
-        at_section += _opens_at(trees[path], anchor, heading or "")
+            tree = LexborHTMLParser(page)
+        at_section += _opens_at(tree, anchor, heading or "")
     links = {(path, anchor) for path, anchor, _ in rows}
     found = sum(anchor in ids[path] for path, anchor in links)
     print(
@@ -336,7 +336,7 @@ def _opens_at(tree: LexborHTMLParser, anchor: str, heading: str) -> bool:
     def same(node: Any) -> bool:
         return " ".join(node.text().split()).startswith(opening)
 
-    node = first
+    node: Any = first
     while node is not None and node.tag != "html":
         if node.tag in _HEADING_TAGS:
             return same(node)

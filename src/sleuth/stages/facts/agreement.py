@@ -164,7 +164,10 @@ def check_facts(
     ['agreed', 'agreed', 'disputed']
     """
     claims = extract_item_claims(items, query_terms, settings)
-    domains = [_item_domains(item) for item in items]
+    # only an item with claims is ever looked up (the sources of its claims)
+    domains = [
+        _item_domains(item) if found else [] for item, found in zip(items, claims, strict=True)
+    ]
     groups: dict[tuple[str, str], list[tuple[int, Claim]]] = defaultdict(list)
     keys: dict[tuple[str, bool], str] = {}
     for index, item_claims in enumerate(claims):

@@ -342,7 +342,7 @@ def extract_claims(
     ...     ["iPhone", "16", "price"], ClaimSettings())]
     [(999.0, 'USD', 'iphone 16 pro'), (799.0, 'USD', 'iphone 16')]
     """
-    return _extract(text, terms_key(query_terms), settings.compiled, title)
+    return _extract(text, _Query(terms_key(query_terms)), settings.compiled, title)
 
 
 def extract_item_claims(
@@ -357,15 +357,26 @@ def extract_item_claims(
     ...  for found in extract_item_claims([item], ["iPhone", "16"], ClaimSettings())]
     [[(5999.0, 'iphone 16')]]
     """
-    terms, compiled = terms_key(query_terms), settings.compiled  # once, not per item
-    return [_extract(item.snippet, terms, compiled, item.title) for item in items]
+    query, compiled = _Query(terms_key(query_terms)), settings.compiled  # once, not per item
+    return [_extract(item.snippet, query, compiled, item.title) for item in items]
 
 
-def _extract(text: str, terms: tuple[str, ...], compiled: _Compiled, title: str) -> list[Claim]:
+class _Query:
+    """The query terms as every item's search for subject words reads them."""
+
+    __slots__ = ("matcher", "order", "terms")
+
+    def __init__(self, terms: tuple[str, ...]) -> None:
+        self.terms = terms
+        self.matcher = term_matcher(terms)
+        self.order = {term: n for n, term in enumerate(terms)}
+
+
+def _extract(text: str, query: _Query, compiled: _Compiled, title: str) -> list[Claim]:
     raws = _read_numbers(text, compiled)[: compiled.max_claims]
     if not raws:
         return []
-    matcher = term_matcher(terms)
+    terms, matcher = query.terms, query.matcher
     pieces, done = [], 0
     for raw in raws:  # claims are walls: subject words are never looked for across one
         pieces += [text[done : raw.start], "\x00" * (raw.end - raw.start)]
@@ -379,11 +390,11 @@ def _extract(text: str, terms: tuple[str, ...], compiled: _Compiled, title: str)
             read.append(title_terms(lower(title), terms, matcher, compiled))
         return read[0]
 
-    order = {term: n for n, term in enumerate(terms)}
     claims = []
     for raw in raws:
-        attribute, from_query = attribute_of((raw.start, raw.end), found, order, in_title, compiled)
-        claims.append(Claim(raw.value, raw.unit, attribute, (raw.start, raw.end), from_query))
+        span = (raw.start, raw.end)
+        attribute, from_query = attribute_of(span, found, query.order, in_title, compiled)
+        claims.append(Claim(raw.value, raw.unit, attribute, span, from_query))
     return claims
 
 

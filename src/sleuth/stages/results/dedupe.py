@@ -35,6 +35,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from hashlib import blake2b
+from itertools import compress
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode, urlunsplit
 
@@ -54,7 +55,6 @@ from sleuth.text import tokens
 __all__ = ["DedupeSettings", "canonical_url", "dedupe", "dedupe_pages", "hamming", "simhash"]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-_UNREAD = object()  # a title whose numbers are not read yet
 _PERCENT_ESCAPE = re.compile(r"%[0-9a-fA-F]{2}")
 # Characters read past a snippet's opening for the white space collapsed in it.
 _OPENING_SLACK = 16
@@ -330,38 +330,48 @@ def dedupe(items: Sequence[ResultItem], settings: DedupeSettings) -> list[Result
     if limit > 0:
         indexes: list[int] = []
         fingerprints: list[int] = []
+        # Shared pages repeat their title and snippet: each text is hashed once a call.
+        by_text: dict[tuple[str, str], int | None] = {}
         for index, item in enumerate(items):
-            # Title and snippet apart: rank tokenises them the same way and hits the cache.
-            words = tokens(item.title) + tokens(item.snippet)
-            if len(words) >= settings.simhash_min_tokens:
+            key = (item.title, item.snippet)
+            if key in by_text:
+                fingerprint = by_text[key]
+            else:
+                # Title and snippet apart: rank tokenises them the same way and hits the cache.
+                words = tokens(item.title) + tokens(item.snippet)
+                fingerprint = by_text[key] = (
+                    _simhash_of(words) if len(words) >= settings.simhash_min_tokens else None
+                )
+            if fingerprint is not None:
                 indexes.append(index)
-                fingerprints.append(_simhash_of(words))
+                fingerprints.append(fingerprint)
         wider = settings.content_match_distance
         # No pair this far apart merges by either test below: the cheapest check first.
         reach = max(limit, wider)
-        # Each title's numbers, read only for items that come near enough to another.
-        numbers: list[object] = [_UNREAD] * len(indexes)
+        # Each title's numbers, read once a call and only for items that come near another.
+        numbers: dict[str, tuple[str, ...] | None] = {}
         details = settings.keep_apart_on_details
         for position, index in enumerate(indexes):
-            # Every earlier item's distance in one pass in C; few come within reach.
-            distances = list(
-                map(_bit_count, map(fingerprints[position].__xor__, fingerprints[:position]))
+            fingerprint = fingerprints[position]
+            # The earlier items within reach, found in one pass in C; few come within reach.
+            near = list(
+                compress(
+                    range(position),
+                    map(reach.__gt__, map(_bit_count, map(fingerprint.__xor__, fingerprints))),
+                )
             )
-            for place, distance in enumerate(distances):
-                if distance >= reach:
-                    continue
+            if not near:
+                continue
+            mine = _numbers_of_title(numbers, items[index].title) if details else None
+            for place in near:
                 other = indexes[place]
-                if details:
-                    mine, theirs = numbers[position], numbers[place]
-                    if mine is _UNREAD:
-                        mine = numbers[position] = title_numbers(items[index].title)
-                    if theirs is _UNREAD:
-                        theirs = numbers[place] = title_numbers(items[other].title)
-                    if None not in (mine, theirs) and mine != theirs:
+                if mine is not None:
+                    theirs = _numbers_of_title(numbers, items[other].title)
+                    if theirs is not None and mine != theirs:
                         continue  # titles that disagree on a number: two pages by both checks
                 if find(other) == find(index):
                     continue  # one page already: the word-by-word check would change nothing
-                if distance < limit:
+                if _bit_count(fingerprint ^ fingerprints[place]) < limit:
                     if not _details_differ(items[other], items[index], settings):
                         union(other, index)
                 elif _same_content(items[other], items[index], settings):
@@ -424,6 +434,16 @@ def dedupe_pages(
         canonical = [canonical_url(item.url, settings) if item.url else None for item in members]
         merged.append(_merge(members, canonical) if len(group) > 1 else members[0])
     return merged
+
+
+def _numbers_of_title(
+    numbers: dict[str, tuple[str, ...] | None], title: str
+) -> tuple[str, ...] | None:
+    """`title_numbers(title)`, kept in `numbers` for the call: shared pages repeat titles."""
+    if title in numbers:
+        return numbers[title]
+    found = numbers[title] = title_numbers(title)
+    return found
 
 
 def _opening(snippet: str, length: int) -> str:

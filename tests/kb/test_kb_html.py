@@ -130,6 +130,15 @@ def test_every_section_link_opens_an_element_the_page_has(tmp_path: Path) -> Non
     assert hit["url"].endswith("routine-vacuuming.html#VACUUM-FOR-SPACE-RECOVERY")
 
 
+def indexed_page(tmp_path: Path, name: str, page: str) -> Path:
+    """A knowledge base of the one page `page`, saved as `name`."""
+    (tmp_path / "pages").mkdir()
+    (tmp_path / "pages" / name).write_text(page, encoding="utf-8")
+    db = tmp_path / "kb.db"
+    index_folder(db, tmp_path / "pages")
+    return db
+
+
 # DocBook XSL's XHTML (Debian's debian-reference): anchors are empty `<a id="…"/>`, which an
 # HTML parser, as a browser's, leaves open and copies into the headings that follow.
 DOCBOOK_XHTML = """<?xml version="1.0" encoding="UTF-8"?>
@@ -148,9 +157,7 @@ The umask value examples</strong></p><div class="table-contents"><table class="t
 
 
 def test_a_section_link_opens_at_its_heading_in_docbook_xhtml(tmp_path: Path) -> None:
-    (tmp_path / "ch01.en.html").write_text(DOCBOOK_XHTML, encoding="utf-8")
-    db = tmp_path / "kb.db"
-    index_folder(db, tmp_path)
+    db = indexed_page(tmp_path, "ch01.en.html", DOCBOOK_XHTML)
     (hit,) = search(db, "member of the group", 1)
     assert hit["url"].endswith("ch01.en.html#_groups")
     # Not the table's id the parser copied into the heading: a browser opens the first
@@ -182,9 +189,7 @@ The Gnu Readline Library, Brian Fox and Chet Ramey.
 
 
 def test_a_heading_after_an_empty_named_anchor_links_to_it(tmp_path: Path) -> None:
-    (tmp_path / "bash.html").write_text(MAN2HTML, encoding="utf-8")
-    db = tmp_path / "kb.db"
-    index_folder(db, tmp_path)
+    db = indexed_page(tmp_path, "bash.html", MAN2HTML)
     (hit,) = search(db, "input and output redirected", 1)
     assert hit["url"].endswith("bash.html#lbAF")
     (hit,) = search(db, "GNU Bourne-Again SHell", 1)

@@ -98,10 +98,10 @@ def test_code_blocks_are_kept_apart_from_prose() -> None:
     (chunk,) = section.chunks()
     assert (chunk.text, chunk.code) == ("Run it.\n\nDone.", "pip install x")
     # As stored, the prose keeps the code's place (for the snippet), one mark a piece.
-    assert chunk.body == f"Run it.\n\n{CODE_MARK}\n\nDone."
-    assert prose(chunk.body) == chunk.text
+    assert chunk.stored == f"Run it.\n\n{CODE_MARK}\n\nDone."
+    assert prose(chunk.stored) == chunk.text
     two_pieces = Section(None, None, ("Like this:", Code("a = 1\n\nb = 2"))).chunks()[0]
-    assert two_pieces.body == f"Like this:\n\n{CODE_MARK * 2}"
+    assert two_pieces.stored == f"Like this:\n\n{CODE_MARK * 2}"
 
 
 def test_a_long_section_is_chunked_between_blocks() -> None:

@@ -34,7 +34,14 @@ import yaml
 from sleuth.kb.html import read_page
 from sleuth.kb.manpage import read_manpage
 from sleuth.kb.pdf import read_pdf
-from sleuth.kb.sections import Code, Heading, Section, join_lines, split_sections
+from sleuth.kb.sections import (
+    BLOCK_BREAK,
+    Code,
+    Heading,
+    Section,
+    join_lines,
+    split_sections,
+)
 from sleuth.kb.sources import front_matter_tags
 from sleuth.kb.word import read_docx
 
@@ -57,7 +64,6 @@ _DATE_KEYS = ("published_at", "published", "date")
 _MODIFIED_KEYS = ("modified_at", "modified", "updated_at", "updated", "last_modified", "lastmod")
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)?(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
-_BLANK_LINES = re.compile(r"\n\s*\n")
 _BOM = "\ufeff".encode()
 
 # Markdown, line level.
@@ -224,7 +230,7 @@ def _front_matter_date(meta: dict[str, object], keys: tuple[str, ...]) -> dateti
 
 
 def _text_blocks(text: str) -> list[str]:
-    return [block.strip() for block in _BLANK_LINES.split(text) if block.strip()]
+    return [block.strip() for block in BLOCK_BREAK.split(text) if block.strip()]
 
 
 def _markdown(text: str) -> Items:

@@ -31,12 +31,11 @@ marks, code is never joined to prose.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from sleuth.kb.sections import CODE_MARK
+from sleuth.kb.sections import BLOCK_BREAK, CODE_MARK
 from sleuth.text import sentence_spans
 
 MAX_CHARS = 300
@@ -44,7 +43,6 @@ MAX_SENTENCES = 3
 # How much a query term found in code counts against one found in prose.
 CODE_FACTOR = 0.5
 
-_BLANK_LINES = re.compile(r"\n\s*\n")
 # What a passage ending with one introduces comes after it.
 _COLONS = (":", "：")
 
@@ -123,9 +121,9 @@ def _blocks(body: str, code: str) -> list[_Block]:
     prose stands for the next piece of the code. When the prose holds no marks for
     some of the code (a section stored before there were marks), that code comes
     after the prose and no block counts as in its place."""
-    pieces = iter(_BLANK_LINES.split(code) if code else ())
+    pieces = iter(BLOCK_BREAK.split(code) if code else ())
     blocks: list[_Block] = []
-    for block in _BLANK_LINES.split(body):
+    for block in BLOCK_BREAK.split(body):
         if block and not block.strip(CODE_MARK):
             blocks += [_code_block(next(pieces, ""), True) for _ in block]
         else:

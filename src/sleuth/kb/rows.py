@@ -71,7 +71,7 @@ def file_rows(path: Path, data: bytes, mtime: float, tokenizer: Tokenizer) -> Fi
                 section.heading,
                 section.anchor,
                 title,
-                pack(chunk.body),
+                pack(chunk.stored),
                 pack(chunk.code),
                 (
                     page,

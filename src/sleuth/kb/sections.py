@@ -31,7 +31,7 @@ from dataclasses import dataclass
 # Target size of an indexed chunk of a long section, in characters.
 CHUNK_CHARS = 1500
 # Stands in the stored prose where a code block was, one for each of its blank-line
-# separated pieces (`Chunk.body`): the snippet can then show the example a sentence
+# separated pieces (`Chunk.stored`): the snippet can then show the example a sentence
 # ending in a colon introduces. The tokenizers read no term from it.
 CODE_MARK = "\ufffc"
 # A heading's number: "8.3.", "E.21.3.2.1.", "Chapter 31.", "Appendix M.", "F.38.".
@@ -39,8 +39,9 @@ _NUMBERING = re.compile(
     r"(?:^|(?<=\s))(?:(?:Chapter|Appendix|Part|Section)\s+)?"
     r"(?:[A-Z]|\d+)(?:\.\d+)*\.(?=\s)"
 )
-# What separates the blocks of a stored field (a code block may hold some itself).
-_BLANK_LINES = re.compile(r"\n\s*\n")
+#: What separates the blocks of a text and of a stored field (a code block may hold
+#: some itself: it counts one `CODE_MARK` for each piece they cut it into).
+BLOCK_BREAK = re.compile(r"\n\s*\n")
 # Chinese characters and full-width punctuation, between which a line break is no space.
 _CJK_WIDE = re.compile("[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
@@ -67,16 +68,17 @@ class Code(str):
 @dataclass(frozen=True)
 class Chunk:
     """What one row of the index holds: prose and code, blocks separated by a blank line;
-    `body`, the prose as stored, holds a block of `CODE_MARK`s where each code block
-    stood (none when there is no code: `body` is then `text`)."""
+    `marked`, when there is code, the prose with a block of `CODE_MARK`s where each code
+    block stood."""
 
     text: str
     code: str
-    body: str = ""
+    marked: str = ""
 
-    def __post_init__(self) -> None:
-        if not self.body:
-            object.__setattr__(self, "body", self.text)
+    @property
+    def stored(self) -> str:
+        """The prose as stored: `marked`, or `text` when no code marks a place in it."""
+        return self.marked or self.text
 
 
 @dataclass(frozen=True)
@@ -151,14 +153,14 @@ def _chunk(blocks: Sequence[str]) -> Chunk:
     if not code:
         return Chunk("\n\n".join(prose), "")
     body = [
-        CODE_MARK * len(_BLANK_LINES.split(block)) if isinstance(block, Code) else block
+        CODE_MARK * len(BLOCK_BREAK.split(block)) if isinstance(block, Code) else block
         for block in blocks
     ]
     return Chunk("\n\n".join(prose), "\n\n".join(code), "\n\n".join(body))
 
 
 def prose(body: str) -> str:
-    """A stored `Chunk.body` without the `CODE_MARK` blocks: the prose alone, as `text`.
+    """A stored `Chunk.stored` without the `CODE_MARK` blocks: the prose alone, as `text`.
 
     >>> prose("To install:\\n\\n\ufffc\\n\\nDone.")
     'To install:\\n\\nDone.'

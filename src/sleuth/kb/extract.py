@@ -2,8 +2,9 @@
 
 Markdown (.md, .markdown), plain text (.txt; a rendered man page by `sleuth.kb.manpage`),
 HTML (.html, .htm, read by `sleuth.kb.html`: content only, real element ids), PDF
-(.pdf, its text layer, `sleuth.kb.pdf`) and Word (.docx, `sleuth.kb.word`) are
-understood.
+(.pdf, its text layer, `sleuth.kb.pdf`), Word (.docx, `sleuth.kb.word`) and man
+pages' roff source (.1 to .9 and their kin, `sleuth.kb.roff`) are understood, each
+also compressed (`.gz`, decompressed by the caller: `sleuth.kb.rows`).
 YAML front matter is read for the date (`published_at`, `published` or `date`), the
 date of the last change (`modified_at`, `modified`, `updated`, `last_modified` or
 `lastmod`; else the file's mtime), the `tags` and a fallback title, and never reaches
@@ -34,6 +35,7 @@ import yaml
 from sleuth.kb.html import read_page
 from sleuth.kb.manpage import read_manpage
 from sleuth.kb.pdf import read_pdf
+from sleuth.kb.roff import is_roff, read_roff
 from sleuth.kb.sections import (
     BLOCK_BREAK,
     Code,
@@ -45,7 +47,7 @@ from sleuth.kb.sections import (
 from sleuth.kb.sources import front_matter_tags
 from sleuth.kb.word import read_docx
 
-Kind = Literal["markdown", "text", "html", "pdf", "docx"]
+Kind = Literal["markdown", "text", "html", "pdf", "docx", "roff"]
 
 KINDS: dict[str, Kind] = {
     ".md": "markdown",
@@ -58,6 +60,11 @@ KINDS: dict[str, Kind] = {
 }
 #: Kinds whose files are not text themselves: read by their own parser, not decoded.
 BINARY_KINDS: frozenset[Kind] = frozenset({"pdf", "docx"})
+#: A man page's source is named for its section: `ls.1`, `tclsh.1tcl`, `ssl.7ssl`,
+#: `Tcl_Eval.3`, `glob.n` (Tcl's).
+_MAN_SECTION = re.compile(r"\.(?:[1-9][a-z]{0,6}|n)")
+#: Compressed as Debian installs man pages and long documents (`README.md.gz`).
+GZIP_SUFFIX = ".gz"
 # Front matter keys for the publication date, most specific first.
 _DATE_KEYS = ("published_at", "published", "date")
 # Front matter keys for the date of the last change (Hugo's `lastmod` among them).
@@ -130,7 +137,13 @@ class Document:
 
 
 def kind_of(path: Path) -> Kind | None:
-    return KINDS.get(path.suffix.lower())
+    """The kind of file `path` names (a `.gz` one: the kind of the file it holds)."""
+    suffix = path.suffix.lower()
+    if suffix == GZIP_SUFFIX:
+        suffix = Path(path.stem).suffix.lower()
+    if _MAN_SECTION.fullmatch(suffix):
+        return "roff"
+    return KINDS.get(suffix)
 
 
 def parse_document(path: Path, data: bytes, mtime: float, *, text: str | None = None) -> Document:
@@ -152,6 +165,8 @@ def parse_document(path: Path, data: bytes, mtime: float, *, text: str | None = 
     if kind == "markdown":
         items = _markdown(text)
         title = next((item.text for item in items if isinstance(item, Heading)), None)
+    elif kind == "roff" and is_roff(text):
+        title, items = read_roff(text)
     else:
         title, items = read_manpage(text) or (None, list(_text_blocks(text)))
     return _document(path, title, items, meta, mtime)
@@ -185,7 +200,7 @@ def _document(
     published = _front_matter_date(meta, _DATE_KEYS) or changed
     modified = _front_matter_date(meta, _MODIFIED_KEYS) or changed
     return Document(
-        title=title or path.stem,
+        title=title or Path(path.name.removesuffix(GZIP_SUFFIX)).stem,
         sections=split_sections(items),
         published_at=published.isoformat(timespec="seconds"),
         modified_at=modified.isoformat(timespec="seconds"),

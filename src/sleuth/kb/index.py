@@ -42,7 +42,7 @@ from typing import Literal
 
 from sleuth.kb import engine
 from sleuth.kb.engine import IndexBusy
-from sleuth.kb.extract import kind_of
+from sleuth.kb.extract import GZIP_SUFFIX, kind_of
 from sleuth.kb.ignore import GitIgnores
 from sleuth.kb.parsing import Parser, batches, cpus
 from sleuth.kb.rows import READER_VERSION, FileRows
@@ -423,7 +423,7 @@ def _is_other_form_of_page(name: str, pages: frozenset[str]) -> bool:
     (git's `git-branch.txt` beside `git-branch.html`, a README.md rendered to
     README.html), a PDF or Word file the same document printed (bash's `bashref.pdf`
     beside `bashref.html`): the page alone is indexed, with its anchors."""
-    stem, _, ext = name.rpartition(".")
+    stem, _, ext = name.removesuffix(GZIP_SUFFIX).rpartition(".")
     return ext.lower() in _OTHER_FORMS and stem in pages
 
 

@@ -2,12 +2,14 @@
 each section (or chunk of a long one) its headings, its text deflated, and the index
 terms of each field. Pure, so the indexer can run it in worker processes.
 
-A file that is not text (a NUL byte, or not UTF-8), or a PDF or Word document that
-cannot be read, has no rows (None).
+A file that is not text (a NUL byte, or not UTF-8), a PDF or Word document that
+cannot be read, or a `.gz` file that is not gzip or holds more than `GUNZIPPED_MAX`
+bytes, has no rows (None).
 """
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -16,7 +18,7 @@ from typing import NamedTuple
 # worker at its first Chinese text: `kb.tokenize` imports it on first use.
 import rjieba  # noqa: F401
 
-from sleuth.kb.extract import BINARY_KINDS, kind_of, parse_document
+from sleuth.kb.extract import BINARY_KINDS, GZIP_SUFFIX, kind_of, parse_document
 from sleuth.kb.sections import unnumbered
 from sleuth.kb.store import pack
 from sleuth.kb.tokenize import Tokenizer, index_form
@@ -52,6 +54,11 @@ class FileRows(NamedTuple):
 
 
 def file_rows(path: Path, data: bytes, mtime: float, tokenizer: Tokenizer) -> FileRows | None:
+    if path.suffix.lower() == GZIP_SUFFIX:
+        unpacked = gunzipped(data)
+        if unpacked is None:
+            return None
+        data = unpacked
     text = None
     if kind_of(path) not in BINARY_KINDS:
         text = decoded(data)
@@ -102,3 +109,27 @@ def decoded(data: bytes) -> str | None:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError:
         return None
+
+
+#: The most a `.gz` file may hold: a bound on what a small file can make the indexer
+#: hold in memory (the largest man page Debian ships, perlfunc's, is 400 KB).
+GUNZIPPED_MAX = 64 * 1024 * 1024
+
+
+def gunzipped(data: bytes) -> bytes | None:
+    """The contents of gzip data (every member), or None when it is not gzip, is cut
+    short, or holds more than `GUNZIPPED_MAX` bytes."""
+    parts: list[bytes] = []
+    size = 0
+    while data:
+        unpacker = zlib.decompressobj(wbits=31)
+        try:
+            part = unpacker.decompress(data, GUNZIPPED_MAX - size + 1)
+        except zlib.error:
+            return None
+        size += len(part)
+        if size > GUNZIPPED_MAX or not unpacker.eof:
+            return None
+        parts.append(part)
+        data = unpacker.unused_data
+    return b"".join(parts)

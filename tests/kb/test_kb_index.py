@@ -456,6 +456,17 @@ def test_workers_are_forked_only_from_a_process_without_other_threads() -> None:
     assert done.stdout.split() == ["fork", "forkserver"]
 
 
+def test_a_link_to_a_file_indexed_anyway_is_left_out(tmp_path: Path) -> None:
+    """Man pages' aliases are links to the page (`bunzip2.1.gz` to `bzip2.1.gz`)."""
+    page = ".TH BZIP2 1\n.SH NAME\nbzip2, bunzip2 \\- a block-sorting file compressor\n"
+    write(tmp_path / "man/man1/bzip2.1", page + ".SH DESCRIPTION\nCompresses files.\n")
+    (tmp_path / "man/man1/bunzip2.1").symlink_to("bzip2.1")
+    report = index_folder(tmp_path / "kb.db", tmp_path / "man")
+    assert report.files == 1
+    hits = search(tmp_path / "kb.db", "bunzip2 compresses", 5)
+    assert [hit["path"] for hit in hits] == ["man1/bzip2.1"]
+
+
 def test_a_linked_file_links_to_its_target(tmp_path: Path) -> None:
     write(tmp_path / "elsewhere/real.md", "# Real\n\nThe zyzzyva note.")
     write(tmp_path / "n/plain.md", "# Plain\n\nA plain zyzzyva note.")

@@ -374,10 +374,20 @@ def _commit(conn: sqlite3.Connection, writer: engine.Writer) -> None:
     conn.commit()
 
 
-def files_to_index(root: Path, exclude: Sequence[str]) -> Iterator[Path]:
+def files_to_index(root: Path, exclude: Sequence[str]) -> list[Path]:
     """The files below `root` an indexing run reads: of a kind it parses, neither
     hidden nor in a hidden folder, not matched by an `exclude` glob (a name, or a path
-    relative to `root` when it holds a "/") nor by a `.gitignore` rule."""
+    relative to `root` when it holds a "/") nor by a `.gitignore` rule, nor a symbolic
+    link to one of the others. Man pages' aliases are such links (`bunzip2.1.gz` to
+    `bzip2.1.gz`: 43 of manpages-zh's pages): indexed, the page came first three times."""
+    found = list(_files_below(root, exclude))
+    # The walk does not enter linked folders and the root is resolved: a file that is
+    # not a link is at its own path.
+    targets = {path for path in found if not path.is_symlink()}
+    return [path for path in found if path in targets or path.resolve() not in targets]
+
+
+def _files_below(root: Path, exclude: Sequence[str]) -> Iterator[Path]:
     names_only = [glob for glob in exclude if "/" not in glob.strip("/")]
     paths = [glob.strip("/") for glob in exclude if "/" in glob.strip("/")]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sleuth.kb.extract import parse_document
+from sleuth.kb.extract import kind_of, parse_document
 
 MTIME = datetime(2025, 6, 1, 12, 30, tzinfo=UTC).timestamp()
 
@@ -191,3 +191,9 @@ def test_chinese_lines_of_a_paragraph_join_without_a_space() -> None:
         "zh.md", "中文词与词之间没有空格，\n所以分词方式决定检索效果。\nUses jieba\nfor it."
     )
     assert body == "中文词与词之间没有空格，所以分词方式决定检索效果。 Uses jieba for it."
+
+
+def test_documents_named_by_convention_are_text() -> None:
+    names = ["README", "NEWS.Debian.gz", "README.Debian", "README.source", "FAQ", "TODO.gz"]
+    assert [kind_of(Path(name)) for name in names] == ["text"] * 6
+    assert [kind_of(Path(name)) for name in ["INSTALL.sh", "readme", "README.py"]] == [None] * 3

@@ -143,6 +143,7 @@ def test_man_pages_are_known_by_their_section_compressed_or_not() -> None:
         "roff", "roff", "roff", "roff", "roff", "markdown",
     ]  # fmt: skip
     assert kind_of(Path("changelog.Debian.gz")) is None
+    assert kind_of(Path("copyright")) is None
     assert kind_of(Path("data.10.json")) is None
 
 

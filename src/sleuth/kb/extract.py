@@ -4,7 +4,9 @@ Markdown (.md, .markdown), plain text (.txt; a rendered man page by `sleuth.kb.m
 HTML (.html, .htm, read by `sleuth.kb.html`: content only, real element ids), PDF
 (.pdf, its text layer, `sleuth.kb.pdf`), Word (.docx, `sleuth.kb.word`) and man
 pages' roff source (.1 to .9 and their kin, `sleuth.kb.roff`) are understood, each
-also compressed (`.gz`, decompressed by the caller: `sleuth.kb.rows`).
+also compressed (`.gz`, decompressed by the caller: `sleuth.kb.rows`); `README`,
+`NEWS`, `FAQ`, `TODO` and `INSTALL` without a suffix (and Debian's `README.Debian`)
+are plain text.
 YAML front matter is read for the date (`published_at`, `published` or `date`), the
 date of the last change (`modified_at`, `modified`, `updated`, `last_modified` or
 `lastmod`; else the file's mtime), the `tags` and a fallback title, and never reaches
@@ -65,6 +67,10 @@ BINARY_KINDS: frozenset[Kind] = frozenset({"pdf", "docx"})
 _MAN_SECTION = re.compile(r"\.(?:[1-9][a-z]{0,6}|n)")
 #: Compressed as Debian installs man pages and long documents (`README.md.gz`).
 GZIP_SUFFIX = ".gz"
+#: Plain-text documents named by convention, without a suffix (`README`, `NEWS`, and
+#: Debian's `README.Debian`, `NEWS.Debian.gz`); not `copyright` or changelogs, which are
+#: in every package's folder and answer nothing a person asks of its documentation.
+_TEXT_NAMES = re.compile(r"(?:README|NEWS|FAQ|TODO|INSTALL)(?:\.(?:[A-Z][A-Za-z]*|source))?")
 # Front matter keys for the publication date, most specific first.
 _DATE_KEYS = ("published_at", "published", "date")
 # Front matter keys for the date of the last change (Hugo's `lastmod` among them).
@@ -138,12 +144,11 @@ class Document:
 
 def kind_of(path: Path) -> Kind | None:
     """The kind of file `path` names (a `.gz` one: the kind of the file it holds)."""
-    suffix = path.suffix.lower()
-    if suffix == GZIP_SUFFIX:
-        suffix = Path(path.stem).suffix.lower()
+    name = path.name.removesuffix(GZIP_SUFFIX)
+    suffix = Path(name).suffix.lower()
     if _MAN_SECTION.fullmatch(suffix):
         return "roff"
-    return KINDS.get(suffix)
+    return KINDS.get(suffix) or ("text" if _TEXT_NAMES.fullmatch(name) else None)
 
 
 def parse_document(path: Path, data: bytes, mtime: float, *, text: str | None = None) -> Document:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -93,3 +96,21 @@ def test_a_pdf_is_searched_by_page_and_a_broken_one_is_skipped_and_named(tmp_pat
     assert hit["url"].endswith("manual.pdf#page=2")
     assert hit["title"] == "Tool Manual — 2. Configuration"
     assert "timeout" in hit["snippet"]
+
+
+def test_what_pypdf_logs_of_a_file_it_recovers_is_not_printed(tmp_path: Path) -> None:
+    """A wrong `startxref` offset (a file edited by hand or cut and mended) is read,
+    and pypdf logs each repair; `sleuth index` configures no logging, so Python would
+    print them all to its terminal."""
+    mended = re.sub(rb"startxref\s+(\d+)", lambda m: b"startxref\n%d" % (int(m[1]) + 7), MANUAL)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs/manual.pdf").write_bytes(mended)
+    script = (
+        "import sys; from pathlib import Path; from sleuth.kb import index_folder;"
+        "r = index_folder(Path(sys.argv[1]) / 'kb.db', Path(sys.argv[1]) / 'docs', workers=1);"
+        "print(r.added)"
+    )
+    done = subprocess.run(  # noqa: S603 - this interpreter, a fixed script
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert (done.stdout, done.stderr) == ("1\n", "")

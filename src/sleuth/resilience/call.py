@@ -213,17 +213,40 @@ class ProviderCall:
         except Exception as exc:  # noqa: BLE001 - its configuration: classified and reported
             error = self._classified(exc)
             return self._outcome("skipped" if isinstance(exc, MissingApiKey) else "error", error)
-        decision = await self._allow()
-        self._probe = decision.probe
-        if not decision.allowed:
-            self.degradations.append(
-                Degradation(
-                    kind="breaker_open",
-                    provider=self.provider,
-                    reason=f"{decision.reason}; skipped until {_when(decision.retry_at)}",
+        policies = self.policies
+        breaker = policies.breaker
+        # Closed, as this process knows it lately: nothing to ask the store.
+        if not breaker.admits(self.provider):
+            decision = await self._allow()
+            self._probe = decision.probe
+            if not decision.allowed:
+                self.degradations.append(
+                    Degradation(
+                        kind="breaker_open",
+                        provider=self.provider,
+                        reason=f"{decision.reason}; skipped until {_when(decision.retry_at)}",
+                    )
                 )
-            )
-            return self._outcome("skipped")
+                return self._outcome("skipped")
+        # The first attempt is made here, the retries (if it fails) by `retry_call`.
+        try:
+            hits = await self._attempt(request)
+        except Exception as exc:  # noqa: BLE001 - classified, retried or reported below
+            return await self._retried(request, exc)
+        if not breaker.succeeded(self.provider):  # not one that waits in memory
+            await self._record(None)
+        return await self._answered(request, hits)
+
+    async def _answered(self, request: HttpRequest, hits: list[RawHit]) -> ProviderOutcome:
+        if hits:
+            if self.exchange.next_page is not None:
+                hits = await self._more_pages(request, hits)
+            return self._outcome("ok", hits=hits)
+        found_nothing = NoResults(f"{self.provider} found nothing", provider=self.provider)
+        return self._outcome("empty", self._classified(found_nothing, with_response=False))
+
+    async def _retried(self, request: HttpRequest, first: Exception) -> ProviderOutcome:
+        """The call after its first attempt raised `first`: retried as the rules say."""
         policies = self.policies
         outcome = await retry_call(
             functools.partial(self._attempt, request),
@@ -233,13 +256,11 @@ class ProviderCall:
             sleep=policies.sleep,
             settings=policies.retry,
             rng=policies.rng,
+            failed=first,
         )
         if outcome.ok:
             await self._record(None)
-            if outcome.value:
-                return self._outcome("ok", hits=await self._more_pages(request, outcome.value))
-            found_nothing = NoResults(f"{self.provider} found nothing", provider=self.provider)
-            return self._outcome("empty", self._classified(found_nothing, with_response=False))
+            return await self._answered(request, outcome.value or [])
         if isinstance(outcome.error, _QuotaRefused):
             grant = outcome.error.grant
             self.degradations.append(
@@ -303,10 +324,12 @@ class ProviderCall:
 
     async def _attempt(self, request: HttpRequest) -> list[RawHit]:
         policies = self.policies
-        left = self.deadline - policies.clock()
-        grant = await self._acquire(policies.wall() + left)
-        if not grant.granted:
-            raise _QuotaRefused(grant)
+        grant = policies.quota.leased(self.provider, self.priority)
+        if grant is None:
+            left = self.deadline - policies.clock()
+            grant = await self._acquire(policies.wall() + left)
+            if not grant.granted:
+                raise _QuotaRefused(grant)
         self.sends += 1
         self._response = None
         started = policies.clock()
@@ -348,7 +371,9 @@ class ProviderCall:
             if left <= 0:
                 break
             try:
-                grant = await self._acquire(policies.wall() + left)
+                grant = policies.quota.leased(self.provider, self.priority)
+                if grant is None:
+                    grant = await self._acquire(policies.wall() + left)
                 if not grant.granted:
                     raise _QuotaRefused(grant)
                 timeout = max(0.05, min(self.exchange.timeout_s, left))
@@ -411,9 +436,12 @@ class ProviderCall:
             return Decision(allowed=True, state="closed")
 
     async def _acquire(self, wall_deadline: float) -> Grant:
+        """A token from the store, once `quota.leased` had none."""
         quota = self.policies.quota
         try:
-            return await quota.acquire(self.provider, self.priority, deadline=wall_deadline)
+            return await quota.acquire_from_store(
+                self.provider, self.priority, deadline=wall_deadline
+            )
         except Exception:
             log.exception("quota state unavailable for %s; calling it anyway", self.provider)
             return Grant(True, quota.settings.pool_for(self.provider), self.priority)

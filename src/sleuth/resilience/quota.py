@@ -285,6 +285,9 @@ class Quota:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._store = store
+        # Per dependency and priority, its pool and the grant of a token from it (a
+        # Grant is frozen: one will do), for the settings they were made under.
+        self._granted: dict[tuple[str, Priority], Grant] = {}
         self.settings = settings
         self._clock = clock
         self._sleep = sleep
@@ -296,18 +299,53 @@ class Quota:
         # Per pool and priority, the lease being taken in the background.
         self._renewing: dict[tuple[str, Priority], asyncio.Task[None]] = {}
 
+    @property
+    def settings(self) -> QuotaSettings:
+        return self._settings
+
+    @settings.setter
+    def settings(self, settings: QuotaSettings) -> None:
+        if settings is not getattr(self, "_settings", None):
+            self._settings = settings
+            self._granted = {}
+
     async def acquire(
         self, dependency: str, priority: Priority = "normal", deadline: float | None = None
     ) -> Grant:
         """A token from the dependency's pool, waiting only while one can come in time."""
+        grant = self.leased(dependency, priority)
+        if grant is not None:
+            return grant
+        return await self.acquire_from_store(dependency, priority, deadline)
+
+    def leased(self, dependency: str, priority: Priority = "normal") -> Grant | None:
+        """`acquire` without awaiting: a token this process holds on lease (or any,
+        with quotas off), or None. This counts as the ask; after None, call
+        `acquire_from_store`, which does not count it again."""
+        grant = self._granted.get((dependency, priority))
+        if grant is None:
+            grant = Grant(True, self._settings.pool_for(dependency), priority)
+            self._granted[(dependency, priority)] = grant
+        if not self._settings.enabled:
+            return grant
+        pool = grant.pool
+        now = self._clock()
+        size = self._lease_size(pool, now)
+        if self._spend_leased(pool, priority, now):  # no lock needed: nothing awaits
+            self._renew_early(pool, priority, size, now)
+            return grant
+        return None
+
+    async def acquire_from_store(
+        self, dependency: str, priority: Priority = "normal", deadline: float | None = None
+    ) -> Grant:
+        """The rest of `acquire` once `leased` found no token: a lease or one token
+        from the store, waiting only while one can come in time."""
         pool = self.settings.pool_for(dependency)
         if not self.settings.enabled:
             return Grant(True, pool, priority)
         started = self._clock()
-        size = self._lease_size(pool, started)
-        if self._spend_leased(pool, priority, started):  # no lock needed: nothing awaits
-            self._renew_early(pool, priority, size, started)
-            return Grant(True, pool, priority)
+        size = self._lease_size(pool, started, ask=False)
         if size > 1 and started >= self._no_lease_until.get(pool, -math.inf):
             # One lease request at a time per pool and priority: the others wait for it
             # and spend from it, so no leased token is left behind by a lease made
@@ -369,11 +407,14 @@ class Quota:
         """With one leased token left, take the next lease in the background (as many
         tokens as this process's demand less that one, so that none is likely to
         expire unspent): a busy process's calls then never wait for the store."""
+        key = (pool, priority)
+        leases = self._leases.get(key)
+        if leases and leases[0].tokens > 1 and now < leases[0].until:
+            return  # more than one left: the common case, without adding them up
         left = self._leased(pool, priority, now)
         wanted = size - left
         if left > 1 or wanted < 2 or now < self._no_lease_until.get(pool, -math.inf):
             return
-        key = (pool, priority)
         loop = asyncio.get_running_loop()
         under_way = self._renewing.get(key)
         if under_way is not None and not under_way.done() and under_way.get_loop() is loop:
@@ -414,16 +455,20 @@ class Quota:
         leases[0].tokens -= 1
         return True
 
-    def _lease_size(self, pool: str, now: float) -> int:
+    def _lease_size(self, pool: str, now: float, *, ask: bool = True) -> int:
         """How many tokens this process asked the pool for within the last `lease_s`,
-        this one included (capped): a process making a call now and then takes one
-        token at a time, a busy one as many as it is likely to spend before the lease
-        ends."""
-        asked = self._asked.setdefault(pool, deque())
-        while asked and asked[0] <= now - self.settings.lease_s:
+        this one included (capped; `ask`: count this one now, else it was counted):
+        a process making a call now and then takes one token at a time, a busy one as
+        many as it is likely to spend before the lease ends."""
+        asked = self._asked.get(pool)
+        if asked is None:
+            asked = self._asked[pool] = deque()
+        since = now - self._settings.lease_s
+        while asked and asked[0] <= since:
             asked.popleft()
-        asked.append(now)
-        return min(self.settings.lease_max_tokens, len(asked))
+        if ask:
+            asked.append(now)
+        return min(self._settings.lease_max_tokens, len(asked))
 
 
 @dataclass

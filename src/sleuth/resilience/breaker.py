@@ -623,11 +623,12 @@ class Breaker:
     def _take(self, provider: str) -> list[Call]:
         """The successes waiting for `provider`, now this caller's to write.
 
-        Of a run of successes in time order only the last `window_size` can stay in
-        the window (the later ones push the earlier out, and whichever are too old
-        or were made before a closing are the earliest), so only those are written:
-        the record comes out the same, its update costs less. Times out of order (a
-        wall clock stepped back) are all written."""
+        Of a run of successes in time order whose last `window_size` are less than
+        `window_s` apart, only those last ones can stay in the window: they push
+        every earlier call out (and whichever of them were made before a closing
+        are the earliest, skipped either way), so only they are written; the record
+        comes out the same, its update costs less. Other runs (a wall clock stepped
+        back, a batch older than the window) are written whole."""
         timer = self._timers.pop(provider, None)
         # Not the timer that is flushing now, nor one of a loop that has finished.
         if (
@@ -640,7 +641,11 @@ class Breaker:
         if not times:
             return []
         keep = self.settings.window_size
-        if len(times) > keep and all(a <= b for a, b in itertools.pairwise(times)):
+        if (
+            len(times) > keep
+            and times[-1] - times[-keep] < self.settings.window_s
+            and all(a <= b for a, b in itertools.pairwise(times))
+        ):
             times = times[-keep:]
         return [Call(at, "success", deferred=True) for at in times]
 

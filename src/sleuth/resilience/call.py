@@ -51,6 +51,7 @@ from datetime import UTC, datetime
 from sleuth.contract import Degradation, Priority, ProviderStatus
 from sleuth.errors import DeadlineExceeded, MissingApiKey, NoResults, ProviderTimeout, SearchError
 from sleuth.providers.base import HttpRequest, RawHit
+from sleuth.resilience.alarm import Alarm
 from sleuth.resilience.breaker import Breaker, Decision
 from sleuth.resilience.hedge import HedgeResult, HedgeSettings, LatencyTracker, hedge_delays, hedged
 from sleuth.resilience.quota import Grant, Quota
@@ -341,8 +342,16 @@ class ProviderCall:
             if by_deadline and self.cut_at_deadline:
                 response = await self.exchange.send(request, timeout)
             else:
-                async with asyncio.timeout(timeout):
+                loop = asyncio.get_running_loop()
+                alarm = Alarm(loop, loop.time() + timeout)
+                try:
                     response = await self.exchange.send(request, timeout)
+                except asyncio.CancelledError as cancelled:
+                    if alarm.expired():
+                        raise TimeoutError from cancelled
+                    raise
+                finally:
+                    alarm.clear()
         except (TimeoutError, ProviderTimeout) as exc:  # the whole answer, body included
             if policies.clock() - started - timeout > LOCAL_LAG_S:
                 self._held_up = True

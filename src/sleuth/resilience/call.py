@@ -191,9 +191,7 @@ class ProviderCall:
         self.policies = policies
         self.priority: Priority = priority
         self.deadline = deadline
-        within = f"the {deadline_s:.1f}s deadline" if deadline_s else "the search's deadline"
-        #: What the deadline's error says.
-        self.too_late = f"{provider} had not answered when {within} passed"
+        self._deadline_s = deadline_s
         self.started = policies.clock()
         #: Requests actually sent (the first and each retry).
         self.sends = 0
@@ -207,6 +205,13 @@ class ProviderCall:
         self._probe = False
         #: A timeout of this call fired late: sleuth was busy, not the provider slow.
         self._held_up = False
+
+    @property
+    def too_late(self) -> str:
+        """What the deadline's error says (made only when it is needed)."""
+        deadline_s = self._deadline_s
+        within = f"the {deadline_s:.1f}s deadline" if deadline_s else "the search's deadline"
+        return f"{self.provider} had not answered when {within} passed"
 
     async def run(self) -> ProviderOutcome:
         try:
@@ -236,6 +241,8 @@ class ProviderCall:
             return await self._retried(request, exc)
         if not breaker.succeeded(self.provider):  # not one that waits in memory
             await self._record(None)
+        if hits and self.exchange.next_page is None:
+            return self._outcome("ok", hits=hits)
         return await self._answered(request, hits)
 
     async def _answered(self, request: HttpRequest, hits: list[RawHit]) -> ProviderOutcome:

@@ -133,8 +133,11 @@ class LatencyTracker:
     def record(self, provider: str, latency_s: float) -> None:
         if not latency_s >= 0:  # also refuses NaN
             raise ValueError(f"a latency is a duration >= 0, not {latency_s!r}")
-        window = self._latencies.setdefault(provider, deque())
-        ordered = self._sorted.setdefault(provider, [])
+        window = self._latencies.get(provider)
+        if window is None:
+            window = self._latencies[provider] = deque()
+            self._sorted[provider] = []
+        ordered = self._sorted[provider]
         if len(window) == self.window:
             del ordered[bisect.bisect_left(ordered, window.popleft())]
         window.append(latency_s)

@@ -288,6 +288,8 @@ class Quota:
         # Per dependency and priority, its pool and the grant of a token from it (a
         # Grant is frozen: one will do), for the settings they were made under.
         self._granted: dict[tuple[str, Priority], Grant] = {}
+        # Per pool, priority and lease or not, its rule (frozen: one will do).
+        self._rules: dict[tuple[str, Priority, bool], PoolRule] = {}
         self.settings = settings
         self._clock = clock
         self._sleep = sleep
@@ -308,6 +310,7 @@ class Quota:
         if settings is not getattr(self, "_settings", None):
             self._settings = settings
             self._granted = {}
+            self._rules = {}
 
     async def acquire(
         self, dependency: str, priority: Priority = "normal", deadline: float | None = None
@@ -357,7 +360,7 @@ class Quota:
                     and self._spend_leased(pool, priority, now)
                 ):
                     return Grant(True, pool, priority, waited_s=now - started)
-        rule = PoolRule(self.settings.limits(pool), priority, self.settings)
+        rule = self._rule(pool, priority, lease=False)
         give_up = started + self.settings.max_wait_s
         if deadline is not None:
             give_up = min(give_up, deadline)
@@ -381,6 +384,14 @@ class Quota:
             # reading 1.7e9 (nor a fake one), and the caller would spin.
             await self._sleep(max(take.wait_s, _MIN_SLEEP_S))
 
+    def _rule(self, pool: str, priority: Priority, *, lease: bool) -> PoolRule:
+        rule = self._rules.get((pool, priority, lease))
+        if rule is None:
+            settings = self._settings
+            rule = PoolRule(settings.limits(pool), priority, settings, lease=lease)
+            self._rules[(pool, priority, lease)] = rule
+        return rule
+
     def _lease_lock(self, pool: str, priority: Priority) -> asyncio.Lock:
         """The lock of this pool and priority in the running loop (a lock belongs to
         the loop it first waited in; `Sleuth.search_sync` runs a loop per call)."""
@@ -395,7 +406,7 @@ class Quota:
         """Take `size` tokens for this process to spend within `lease_s`; refused when
         the pool is contended (or short), after which it takes one token at a time
         for `lease_s`, as before leases."""
-        rule = PoolRule(self.settings.limits(pool), priority, self.settings, lease=True)
+        rule = self._rule(pool, priority, lease=True)
         if (await self._store.take(pool, float(size), now, rule)).granted:
             lease = _Lease(size, now + self.settings.lease_s)
             self._leases.setdefault((pool, priority), deque()).append(lease)

@@ -4,15 +4,18 @@ One call (`ProviderCall`), in this order:
 
     build the request (pure; a missing key or bad option is this provider's error)
     breaker.allow        open: skipped, `breaker_open` degradation with when it retries
-    retry_call, each attempt:
+                         (not awaited when `breaker.admits` from memory: closed, fresh)
+    the first attempt, then retry_call for the rest, each attempt:
         quota.acquire    no token before the deadline: `quota_exhausted`, no wait
+                         (`quota.leased` first: a token on lease, nothing awaited)
         transport send   bounded by the provider's timeout and the deadline, whole
                          body included (a trickle cannot outlast it)
         parse            the provider's pure parser
       every failure is classified by the rules (`RuleBook`): the error carries the
       rule's code, category and action; only `retry` is retried, never past the deadline
     breaker.record       the call's outcome (`Breaker.outcome_for`); a success while
-                         closed waits to be written with others (`breaker.flush_s`).
+                         closed waits to be written with others (`breaker.flush_s`;
+                         `breaker.succeeded` enters it without awaiting).
                          Never counted: a call cut by the search's own deadline or
                          left behind as a straggler, and a timeout that fired more
                          than `LOCAL_LAG_S` late (sleuth's own event loop was busy):

@@ -36,7 +36,8 @@ arithmetic is `PoolRule.apply`, pure; the store makes it atomic across processes
 
 Leases. A process that calls a pool often takes several tokens in one store round
 trip (as many as it asked for in the last `lease_s`, at most `lease_max_tokens`) and
-spends them on its next calls within `lease_s`. A lease is taken only while the pool
+spends them on its next calls within `lease_s` (`leased`: without awaiting;
+`acquire` is `leased`, else `acquire_from_store`). A lease is taken only while the pool
 is not contended (once refused, the process takes one token at a time for `lease_s`),
 so priority works as above when it matters; one lease request per pool and priority
 is out at a time, the other calls waiting for it and spending from it. When one

@@ -362,7 +362,7 @@ class HotKeywords:
             return _top(self._counts, n)
 
 
-#: The sleeps of the `ObservedQuota.acquire` running in this task (each provider call
+#: The sleeps of the `ObservedQuota.acquire_from_store` running in this task (each provider call
 #: runs in its own task, so concurrent acquires never see each other's).
 _SLEPT: ContextVar[list[float] | None] = ContextVar("sleuth_quota_slept", default=None)
 
@@ -390,13 +390,14 @@ class ObservedQuota(Quota):
             slept.append(seconds)
         await self._really_sleep(seconds)
 
-    async def acquire(
+    async def acquire_from_store(
         self, dependency: str, priority: Priority = "normal", deadline: float | None = None
     ) -> Grant:
+        # A leased token (`leased`) never waits nor is refused: only this part counts.
         slept: list[float] = []
         token = _SLEPT.set(slept)
         try:
-            grant = await super().acquire(dependency, priority, deadline)
+            grant = await super().acquire_from_store(dependency, priority, deadline)
         finally:
             _SLEPT.reset(token)
         metrics = self._metrics

@@ -698,7 +698,7 @@ def test_batching_decides_exactly_as_writing_each_call(
                 await batching.record("brave", outcome, detail=code, rest_s=rest)
             expected = await plain_store.get_breaker("brave")
             stored = await batched_store.get_breaker("brave")
-            waiting = batching._waiting.get("brave", [])  # what is not written yet
+            waiting = batching.waiting("brave")  # what is not written yet
             assert observe(stored, waiting, settings) == expected, n
             # state, opening, probe and reason never wait: only the window lags
             assert replace(stored, calls=()) == replace(expected, calls=()), n

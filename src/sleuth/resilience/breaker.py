@@ -74,6 +74,7 @@ Two savings on the store's round trips, neither of which delays an opening here:
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import time
 from collections import defaultdict
@@ -229,6 +230,10 @@ class Decision:
     reason: str | None = None
     #: Clock time at which the breaker will next let a call through.
     retry_at: float | None = None
+
+
+#: What `allow` answers while the breaker is closed (a Decision is frozen: one will do).
+_CLOSED = Decision(allowed=True, state="closed")
 
 
 @dataclass(frozen=True)
@@ -453,8 +458,9 @@ class Breaker:
         # Writes made per provider: a read that overlapped one may be older than what
         # the write returned, and must not replace it in `_known`.
         self._writes: defaultdict[str, int] = defaultdict(int)
-        # Successes waiting to be written, per provider, in the order they came.
-        self._waiting: dict[str, list[Call]] = {}
+        # The times of the successes waiting to be written, per provider, in the
+        # order they came (a float each: a `Call` is made only to write them).
+        self._waiting: dict[str, list[float]] = {}
         # Per provider, the task that writes them once `flush_s` has passed.
         self._timers: dict[str, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -465,18 +471,30 @@ class Breaker:
     def store(self) -> BreakerStore:
         return self._store
 
+    def admits(self, provider: str) -> bool:
+        """Whether a call may go to `provider` now on what this process knows, without
+        the store: true when the breaker is off or its record is closed and fresh
+        (then `allow` would say the same without awaiting anything). False means only
+        "ask `allow`", which reads the store."""
+        settings = self.settings
+        if not settings.enabled:
+            return True
+        known = self._known.get(provider)
+        if known is None or known[0].state != "closed":
+            return False
+        now = self._clock()
+        age, fresh_for = now - known[1], settings.read_cache_s
+        if not 0 <= age < fresh_for:
+            return False
+        if age >= fresh_for * _RENEW_AT:
+            self._refresh_soon(provider, now)  # so that no later call waits for it
+        return True
+
     async def allow(self, provider: str) -> Decision:
         """Whether to call `provider` now; refused calls say why and until when."""
-        if not self.settings.enabled:
-            return Decision(allowed=True, state="closed")
+        if self.admits(provider):
+            return _CLOSED
         now = self._clock()
-        known = self._known.get(provider)
-        if known is not None and known[0].state == "closed":
-            age, fresh_for = now - known[1], self.settings.read_cache_s
-            if 0 <= age < fresh_for:
-                if age >= fresh_for * _RENEW_AT:
-                    self._refresh_soon(provider, now)  # so that no later call waits for it
-                return Decision(allowed=True, state="closed")
         record = await self._read(provider, now)
         unchanged, decision = admit(record, now, self.settings)
         if unchanged is record:
@@ -501,25 +519,44 @@ class Breaker:
 
         A success while the breaker is closed (as this process last knew it) waits to
         be written with others; anything else is written at once, after them."""
-        if not self.settings.enabled:
+        if not self.settings.enabled or (outcome == "success" and self.succeeded(provider)):
             return
         now = self._clock()
         known = self._known.get(provider)
-        if (
-            outcome == "success"
-            and self.settings.flush_s > 0
-            and known is not None
-            and known[0].state == "closed"
-        ):
-            waiting = self._waiting.setdefault(provider, [])
-            waiting.append(Call(now, "success", deferred=True))
-            if len(waiting) >= self.settings.flush_max_calls:
-                await self._write(provider, self._take(provider), now)
-            else:
-                self._flush_later(provider)
+        if outcome == "success" and self._batching(known):
+            # The success that fills the batch: written at once, with those waiting.
+            self._waiting.setdefault(provider, []).append(now)
+            await self._write(provider, self._take(provider), now)
             return
         calls = [*self._take(provider), Call(now, outcome, detail, rest_s=rest_s)]
         await self._write(provider, calls, now)
+
+    def succeeded(self, provider: str) -> bool:
+        """Enter a success without awaiting, if it is one that waits in memory (the
+        breaker closed as this process last knew it, and not the one that fills the
+        batch): its time joins those waiting, to be written in the background. False
+        means nothing was entered: `record` it."""
+        settings = self.settings
+        if not settings.enabled:
+            return True
+        if not self._batching(self._known.get(provider)):
+            return False
+        waiting = self._waiting.get(provider)
+        if (0 if waiting is None else len(waiting)) + 1 >= settings.flush_max_calls:
+            return False
+        if waiting is None:
+            waiting = self._waiting[provider] = []
+        waiting.append(self._clock())
+        self._flush_later(provider)
+        return True
+
+    def _batching(self, known: tuple[BreakerRecord, float] | None) -> bool:
+        """Whether a success now waits to be written (closed, as last known here)."""
+        return self.settings.flush_s > 0 and known is not None and known[0].state == "closed"
+
+    def waiting(self, provider: str) -> list[Call]:
+        """The successes of `provider` waiting to be written, as the calls they are."""
+        return [Call(at, "success", deferred=True) for at in self._waiting.get(provider, ())]
 
     async def release(self, provider: str) -> None:
         """The probe this process sent ended with no verdict on the provider: let the
@@ -584,7 +621,14 @@ class Breaker:
         await self._update(provider, lambda current: observe(current, calls, settings), now)
 
     def _take(self, provider: str) -> list[Call]:
-        """The successes waiting for `provider`, now this caller's to write."""
+        """The successes waiting for `provider`, now this caller's to write.
+
+        Of a run of successes in time order whose last `window_size` are less than
+        `window_s` apart, only those last ones can stay in the window: they push
+        every earlier call out (and whichever of them were made before a closing
+        are the earliest, skipped either way), so only they are written; the record
+        comes out the same, its update costs less. Other runs (a wall clock stepped
+        back, a batch older than the window) are written whole."""
         timer = self._timers.pop(provider, None)
         # Not the timer that is flushing now, nor one of a loop that has finished.
         if (
@@ -593,7 +637,17 @@ class Breaker:
             and not timer.get_loop().is_closed()
         ):
             timer.cancel()
-        return self._waiting.pop(provider, [])
+        times = self._waiting.pop(provider, None)
+        if not times:
+            return []
+        keep = self.settings.window_size
+        if (
+            len(times) > keep
+            and times[-1] - times[-keep] < self.settings.window_s
+            and all(a <= b for a, b in itertools.pairwise(times))
+        ):
+            times = times[-keep:]
+        return [Call(at, "success", deferred=True) for at in times]
 
     def _flush_later(self, provider: str) -> None:
         timer = self._timers.get(provider)

@@ -4,15 +4,18 @@ One call (`ProviderCall`), in this order:
 
     build the request (pure; a missing key or bad option is this provider's error)
     breaker.allow        open: skipped, `breaker_open` degradation with when it retries
-    retry_call, each attempt:
+                         (not awaited when `breaker.admits` from memory: closed, fresh)
+    the first attempt, then retry_call for the rest, each attempt:
         quota.acquire    no token before the deadline: `quota_exhausted`, no wait
+                         (`quota.leased` first: a token on lease, nothing awaited)
         transport send   bounded by the provider's timeout and the deadline, whole
                          body included (a trickle cannot outlast it)
         parse            the provider's pure parser
       every failure is classified by the rules (`RuleBook`): the error carries the
       rule's code, category and action; only `retry` is retried, never past the deadline
     breaker.record       the call's outcome (`Breaker.outcome_for`); a success while
-                         closed waits to be written with others (`breaker.flush_s`).
+                         closed waits to be written with others (`breaker.flush_s`;
+                         `breaker.succeeded` enters it without awaiting).
                          Never counted: a call cut by the search's own deadline or
                          left behind as a straggler, and a timeout that fired more
                          than `LOCAL_LAG_S` late (sleuth's own event loop was busy):
@@ -51,6 +54,7 @@ from datetime import UTC, datetime
 from sleuth.contract import Degradation, Priority, ProviderStatus
 from sleuth.errors import DeadlineExceeded, MissingApiKey, NoResults, ProviderTimeout, SearchError
 from sleuth.providers.base import HttpRequest, RawHit
+from sleuth.resilience.alarm import Alarm
 from sleuth.resilience.breaker import Breaker, Decision
 from sleuth.resilience.hedge import HedgeResult, HedgeSettings, LatencyTracker, hedge_delays, hedged
 from sleuth.resilience.quota import Grant, Quota
@@ -190,9 +194,7 @@ class ProviderCall:
         self.policies = policies
         self.priority: Priority = priority
         self.deadline = deadline
-        within = f"the {deadline_s:.1f}s deadline" if deadline_s else "the search's deadline"
-        #: What the deadline's error says.
-        self.too_late = f"{provider} had not answered when {within} passed"
+        self._deadline_s = deadline_s
         self.started = policies.clock()
         #: Requests actually sent (the first and each retry).
         self.sends = 0
@@ -207,23 +209,55 @@ class ProviderCall:
         #: A timeout of this call fired late: sleuth was busy, not the provider slow.
         self._held_up = False
 
+    @property
+    def too_late(self) -> str:
+        """What the deadline's error says (made only when it is needed)."""
+        deadline_s = self._deadline_s
+        within = f"the {deadline_s:.1f}s deadline" if deadline_s else "the search's deadline"
+        return f"{self.provider} had not answered when {within} passed"
+
     async def run(self) -> ProviderOutcome:
         try:
             request = self.exchange.build()
         except Exception as exc:  # noqa: BLE001 - its configuration: classified and reported
             error = self._classified(exc)
             return self._outcome("skipped" if isinstance(exc, MissingApiKey) else "error", error)
-        decision = await self._allow()
-        self._probe = decision.probe
-        if not decision.allowed:
-            self.degradations.append(
-                Degradation(
-                    kind="breaker_open",
-                    provider=self.provider,
-                    reason=f"{decision.reason}; skipped until {_when(decision.retry_at)}",
+        policies = self.policies
+        breaker = policies.breaker
+        # Closed, as this process knows it lately: nothing to ask the store.
+        if not breaker.admits(self.provider):
+            decision = await self._allow()
+            self._probe = decision.probe
+            if not decision.allowed:
+                self.degradations.append(
+                    Degradation(
+                        kind="breaker_open",
+                        provider=self.provider,
+                        reason=f"{decision.reason}; skipped until {_when(decision.retry_at)}",
+                    )
                 )
-            )
-            return self._outcome("skipped")
+                return self._outcome("skipped")
+        # The first attempt is made here, the retries (if it fails) by `retry_call`.
+        try:
+            hits = await self._attempt(request)
+        except Exception as exc:  # noqa: BLE001 - classified, retried or reported below
+            return await self._retried(request, exc)
+        if not breaker.succeeded(self.provider):  # not one that waits in memory
+            await self._record(None)
+        if hits and self.exchange.next_page is None:
+            return self._outcome("ok", hits=hits)
+        return await self._answered(request, hits)
+
+    async def _answered(self, request: HttpRequest, hits: list[RawHit]) -> ProviderOutcome:
+        if hits:
+            if self.exchange.next_page is not None:
+                hits = await self._more_pages(request, hits)
+            return self._outcome("ok", hits=hits)
+        found_nothing = NoResults(f"{self.provider} found nothing", provider=self.provider)
+        return self._outcome("empty", self._classified(found_nothing, with_response=False))
+
+    async def _retried(self, request: HttpRequest, first: Exception) -> ProviderOutcome:
+        """The call after its first attempt raised `first`: retried as the rules say."""
         policies = self.policies
         outcome = await retry_call(
             functools.partial(self._attempt, request),
@@ -233,13 +267,11 @@ class ProviderCall:
             sleep=policies.sleep,
             settings=policies.retry,
             rng=policies.rng,
+            failed=first,
         )
         if outcome.ok:
             await self._record(None)
-            if outcome.value:
-                return self._outcome("ok", hits=await self._more_pages(request, outcome.value))
-            found_nothing = NoResults(f"{self.provider} found nothing", provider=self.provider)
-            return self._outcome("empty", self._classified(found_nothing, with_response=False))
+            return await self._answered(request, outcome.value or [])
         if isinstance(outcome.error, _QuotaRefused):
             grant = outcome.error.grant
             self.degradations.append(
@@ -303,10 +335,12 @@ class ProviderCall:
 
     async def _attempt(self, request: HttpRequest) -> list[RawHit]:
         policies = self.policies
-        left = self.deadline - policies.clock()
-        grant = await self._acquire(policies.wall() + left)
-        if not grant.granted:
-            raise _QuotaRefused(grant)
+        grant = policies.quota.leased(self.provider, self.priority)
+        if grant is None:
+            left = self.deadline - policies.clock()
+            grant = await self._acquire(policies.wall() + left)
+            if not grant.granted:
+                raise _QuotaRefused(grant)
         self.sends += 1
         self._response = None
         started = policies.clock()
@@ -318,8 +352,16 @@ class ProviderCall:
             if by_deadline and self.cut_at_deadline:
                 response = await self.exchange.send(request, timeout)
             else:
-                async with asyncio.timeout(timeout):
+                loop = asyncio.get_running_loop()
+                alarm = Alarm(loop, loop.time() + timeout)
+                try:
                     response = await self.exchange.send(request, timeout)
+                except asyncio.CancelledError as cancelled:
+                    if alarm.expired():
+                        raise TimeoutError from cancelled
+                    raise
+                finally:
+                    alarm.clear()
         except (TimeoutError, ProviderTimeout) as exc:  # the whole answer, body included
             if policies.clock() - started - timeout > LOCAL_LAG_S:
                 self._held_up = True
@@ -348,7 +390,9 @@ class ProviderCall:
             if left <= 0:
                 break
             try:
-                grant = await self._acquire(policies.wall() + left)
+                grant = policies.quota.leased(self.provider, self.priority)
+                if grant is None:
+                    grant = await self._acquire(policies.wall() + left)
                 if not grant.granted:
                     raise _QuotaRefused(grant)
                 timeout = max(0.05, min(self.exchange.timeout_s, left))
@@ -411,9 +455,12 @@ class ProviderCall:
             return Decision(allowed=True, state="closed")
 
     async def _acquire(self, wall_deadline: float) -> Grant:
+        """A token from the store, once `quota.leased` had none."""
         quota = self.policies.quota
         try:
-            return await quota.acquire(self.provider, self.priority, deadline=wall_deadline)
+            return await quota.acquire_from_store(
+                self.provider, self.priority, deadline=wall_deadline
+            )
         except Exception:
             log.exception("quota state unavailable for %s; calling it anyway", self.provider)
             return Grant(True, quota.settings.pool_for(self.provider), self.priority)

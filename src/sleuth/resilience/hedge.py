@@ -41,6 +41,8 @@ from typing import Annotated, Any, Generic, Literal, Self, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from sleuth.resilience.alarm import Alarm
+
 T = TypeVar("T")
 
 AttemptOutcome = Literal["running", "good", "bad", "error", "cancelled"]
@@ -131,8 +133,11 @@ class LatencyTracker:
     def record(self, provider: str, latency_s: float) -> None:
         if not latency_s >= 0:  # also refuses NaN
             raise ValueError(f"a latency is a duration >= 0, not {latency_s!r}")
-        window = self._latencies.setdefault(provider, deque())
-        ordered = self._sorted.setdefault(provider, [])
+        window = self._latencies.get(provider)
+        if window is None:
+            window = self._latencies[provider] = deque()
+            self._sorted[provider] = []
+        ordered = self._sorted[provider]
         if len(window) == self.window:
             del ordered[bisect.bisect_left(ordered, window.popleft())]
         window.append(latency_s)
@@ -336,7 +341,7 @@ async def _alone(
     stop: asyncio.Future[None] | None,
 ) -> HedgeResult[T]:
     """A race of one, run in the caller's task: the deadline and `stop` cancel the
-    call through a timeout (which `stop` brings forward to now), as they would cancel
+    call through an alarm (which `stop` brings forward to now), as they would cancel
     a racer's task, and the result says the same as the race would."""
     started = clock()
     if started >= deadline:
@@ -345,30 +350,31 @@ async def _alone(
         return HedgeResult(None, None, (), deadline_hit=False, elapsed_s=0.0, stopped=True)
     attempt: Attempt[T] = Attempt(index=0, started_s=clock() - started)
     loop = asyncio.get_running_loop()
-    cut = asyncio.timeout_at(loop.time() + (deadline - started))
-    inside = False
+    cut = Alarm(loop, loop.time() + (deadline - started))
+    inside = True
 
     def stopped(_: asyncio.Future[None]) -> None:
         if inside:  # a callback that runs after the call ended has nothing to stop
-            cut.reschedule(loop.time())
+            cut.ring_soon()
 
     if stop is not None:
         stop.add_done_callback(stopped)
     try:
-        async with cut:
-            inside = True
-            try:
-                value = await call()
-            except Exception as exc:  # noqa: BLE001 - a bad answer, as a racer's would be
-                attempt.outcome, attempt.error = "error", exc
-            else:
-                attempt.value = value
-                attempt.outcome = "good" if is_good(value) else "bad"
-            finally:
-                inside = False
-    except TimeoutError:
+        try:
+            value = await call()
+        except Exception as exc:  # noqa: BLE001 - a bad answer, as a racer's would be
+            attempt.outcome, attempt.error = "error", exc
+        else:
+            attempt.value = value
+            attempt.outcome = "good" if is_good(value) else "bad"
+        finally:
+            inside = False
+    except asyncio.CancelledError:
+        if not cut.expired():
+            raise
         attempt.outcome = "cancelled"
     finally:
+        cut.clear()
         if stop is not None:
             stop.remove_done_callback(stopped)
     ended = clock()

@@ -36,7 +36,8 @@ arithmetic is `PoolRule.apply`, pure; the store makes it atomic across processes
 
 Leases. A process that calls a pool often takes several tokens in one store round
 trip (as many as it asked for in the last `lease_s`, at most `lease_max_tokens`) and
-spends them on its next calls within `lease_s`. A lease is taken only while the pool
+spends them on its next calls within `lease_s` (`leased`: without awaiting;
+`acquire` is `leased`, else `acquire_from_store`). A lease is taken only while the pool
 is not contended (once refused, the process takes one token at a time for `lease_s`),
 so priority works as above when it matters; one lease request per pool and priority
 is out at a time, the other calls waiting for it and spending from it. When one
@@ -285,6 +286,11 @@ class Quota:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
         self._store = store
+        # Per dependency and priority, its pool and the grant of a token from it (a
+        # Grant is frozen: one will do), for the settings they were made under.
+        self._granted: dict[tuple[str, Priority], Grant] = {}
+        # Per pool, priority and lease or not, its rule (frozen: one will do).
+        self._rules: dict[tuple[str, Priority, bool], PoolRule] = {}
         self.settings = settings
         self._clock = clock
         self._sleep = sleep
@@ -296,18 +302,54 @@ class Quota:
         # Per pool and priority, the lease being taken in the background.
         self._renewing: dict[tuple[str, Priority], asyncio.Task[None]] = {}
 
+    @property
+    def settings(self) -> QuotaSettings:
+        return self._settings
+
+    @settings.setter
+    def settings(self, settings: QuotaSettings) -> None:
+        if settings is not getattr(self, "_settings", None):
+            self._settings = settings
+            self._granted = {}
+            self._rules = {}
+
     async def acquire(
         self, dependency: str, priority: Priority = "normal", deadline: float | None = None
     ) -> Grant:
         """A token from the dependency's pool, waiting only while one can come in time."""
+        grant = self.leased(dependency, priority)
+        if grant is not None:
+            return grant
+        return await self.acquire_from_store(dependency, priority, deadline)
+
+    def leased(self, dependency: str, priority: Priority = "normal") -> Grant | None:
+        """`acquire` without awaiting: a token this process holds on lease (or any,
+        with quotas off), or None. This counts as the ask; after None, call
+        `acquire_from_store`, which does not count it again."""
+        grant = self._granted.get((dependency, priority))
+        if grant is None:
+            grant = Grant(True, self._settings.pool_for(dependency), priority)
+            self._granted[(dependency, priority)] = grant
+        if not self._settings.enabled:
+            return grant
+        pool = grant.pool
+        now = self._clock()
+        size = self._lease_size(pool, now)
+        if self._spend_leased(pool, priority, now):  # no lock needed: nothing awaits
+            self._renew_early(pool, priority, size, now)
+            return grant
+        return None
+
+    async def acquire_from_store(
+        self, dependency: str, priority: Priority = "normal", deadline: float | None = None
+    ) -> Grant:
+        """The rest of `acquire` once `leased` found no token: a lease or one token
+        from the store, waiting only while one can come in time."""
         pool = self.settings.pool_for(dependency)
         if not self.settings.enabled:
             return Grant(True, pool, priority)
         started = self._clock()
-        size = self._lease_size(pool, started)
-        if self._spend_leased(pool, priority, started):  # no lock needed: nothing awaits
-            self._renew_early(pool, priority, size, started)
-            return Grant(True, pool, priority)
+        size = self._lease_size(pool, started, ask=False)
         if size > 1 and started >= self._no_lease_until.get(pool, -math.inf):
             # One lease request at a time per pool and priority: the others wait for it
             # and spend from it, so no leased token is left behind by a lease made
@@ -319,7 +361,7 @@ class Quota:
                     and self._spend_leased(pool, priority, now)
                 ):
                     return Grant(True, pool, priority, waited_s=now - started)
-        rule = PoolRule(self.settings.limits(pool), priority, self.settings)
+        rule = self._rule(pool, priority, lease=False)
         give_up = started + self.settings.max_wait_s
         if deadline is not None:
             give_up = min(give_up, deadline)
@@ -343,6 +385,14 @@ class Quota:
             # reading 1.7e9 (nor a fake one), and the caller would spin.
             await self._sleep(max(take.wait_s, _MIN_SLEEP_S))
 
+    def _rule(self, pool: str, priority: Priority, *, lease: bool) -> PoolRule:
+        rule = self._rules.get((pool, priority, lease))
+        if rule is None:
+            settings = self._settings
+            rule = PoolRule(settings.limits(pool), priority, settings, lease=lease)
+            self._rules[(pool, priority, lease)] = rule
+        return rule
+
     def _lease_lock(self, pool: str, priority: Priority) -> asyncio.Lock:
         """The lock of this pool and priority in the running loop (a lock belongs to
         the loop it first waited in; `Sleuth.search_sync` runs a loop per call)."""
@@ -357,7 +407,7 @@ class Quota:
         """Take `size` tokens for this process to spend within `lease_s`; refused when
         the pool is contended (or short), after which it takes one token at a time
         for `lease_s`, as before leases."""
-        rule = PoolRule(self.settings.limits(pool), priority, self.settings, lease=True)
+        rule = self._rule(pool, priority, lease=True)
         if (await self._store.take(pool, float(size), now, rule)).granted:
             lease = _Lease(size, now + self.settings.lease_s)
             self._leases.setdefault((pool, priority), deque()).append(lease)
@@ -369,11 +419,14 @@ class Quota:
         """With one leased token left, take the next lease in the background (as many
         tokens as this process's demand less that one, so that none is likely to
         expire unspent): a busy process's calls then never wait for the store."""
+        key = (pool, priority)
+        leases = self._leases.get(key)
+        if leases and leases[0].tokens > 1 and now < leases[0].until:
+            return  # more than one left: the common case, without adding them up
         left = self._leased(pool, priority, now)
         wanted = size - left
         if left > 1 or wanted < 2 or now < self._no_lease_until.get(pool, -math.inf):
             return
-        key = (pool, priority)
         loop = asyncio.get_running_loop()
         under_way = self._renewing.get(key)
         if under_way is not None and not under_way.done() and under_way.get_loop() is loop:
@@ -414,16 +467,20 @@ class Quota:
         leases[0].tokens -= 1
         return True
 
-    def _lease_size(self, pool: str, now: float) -> int:
+    def _lease_size(self, pool: str, now: float, *, ask: bool = True) -> int:
         """How many tokens this process asked the pool for within the last `lease_s`,
-        this one included (capped): a process making a call now and then takes one
-        token at a time, a busy one as many as it is likely to spend before the lease
-        ends."""
-        asked = self._asked.setdefault(pool, deque())
-        while asked and asked[0] <= now - self.settings.lease_s:
+        this one included (capped; `ask`: count this one now, else it was counted):
+        a process making a call now and then takes one token at a time, a busy one as
+        many as it is likely to spend before the lease ends."""
+        asked = self._asked.get(pool)
+        if asked is None:
+            asked = self._asked[pool] = deque()
+        since = now - self._settings.lease_s
+        while asked and asked[0] <= since:
             asked.popleft()
-        asked.append(now)
-        return min(self.settings.lease_max_tokens, len(asked))
+        if ask:
+            asked.append(now)
+        return min(self._settings.lease_max_tokens, len(asked))
 
 
 @dataclass

@@ -192,24 +192,35 @@ async def retry_call(
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     settings: RetrySettings | None = None,
     rng: Rng | None = None,
+    failed: Exception | None = None,
 ) -> RetryOutcome[T]:
     """Call `fn` until it succeeds, a failure is not classified `retry`, the attempts
     run out, or the next wait would end past `deadline` (a `clock()` reading).
 
     Never raises what `fn` raised (unless it is not an `Exception`, like a
     cancellation): the last error comes back in the outcome with its verdict.
+    `failed`: the caller made the first attempt itself and it raised this; the
+    policy takes it as the first attempt's failure.
     """
-    # The first attempt is called directly: most calls succeed, and tenacity's
-    # machinery costs more than the call's own parsing. A failure is handed to
-    # tenacity as its first attempt, so the policy sees it exactly as before.
-    try:
-        value: T = await fn()
-    except Exception as exc:  # noqa: BLE001 - retried or returned below
-        first: Exception | None = exc
-    else:
-        return RetryOutcome(
-            value=value, error=None, classification=None, attempts=1, waited_s=0.0, stop_reason="ok"
-        )
+    # The first attempt is called directly (or was, by the caller): most calls
+    # succeed, and tenacity's machinery costs more than the call's own parsing. A
+    # failure is handed to tenacity as its first attempt, so the policy sees it
+    # exactly as before.
+    first: Exception | None = failed
+    if first is None:
+        try:
+            value: T = await fn()
+        except Exception as exc:  # noqa: BLE001 - retried or returned below
+            first = exc
+        else:
+            return RetryOutcome(
+                value=value,
+                error=None,
+                classification=None,
+                attempts=1,
+                waited_s=0.0,
+                stop_reason="ok",
+            )
 
     async def attempt() -> T:
         nonlocal first

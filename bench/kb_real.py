@@ -22,6 +22,11 @@ authors, many more lookups than questions.
 check on documentation the questions do not cover: 300 API entries of the Python
 library reference drawn at random, asked by their ids.
 
+`--man-pages DIR` (default: /usr/share/man/zh_CN, when manpages-zh is installed) asks
+the Chinese questions again of the man pages as installed, their roff source
+compressed, in a knowledge base of their own beside one of the rendered `zh/` pages:
+the same pages read from their source should rank as their rendered text does.
+
 `--scale DIR` (repeatable) adds more real documentation to the same knowledge base
 afterwards, e.g. /usr/share/doc/python3.11-doc/html (Debian's python3.11-doc), and
 reports the latency again at that size; `--copies N` indexes the corpus that many
@@ -72,6 +77,7 @@ from sleuth.stages.query.rewrite import RewriteSettings, rewrite
 
 QUESTIONS = Path(__file__).resolve().parents[2] / "shared/bench-data/kb-dev/questions.json"
 PYTHON_DOCS = Path("/usr/share/doc/python3.11-doc/html")  # Debian's python3.11-doc
+ZH_MAN_PAGES = Path("/usr/share/man/zh_CN")  # Debian's manpages-zh, as installed
 _API_ENTRY = re.compile(r'<dt class="sig sig-object py" id="([^"]+)"')
 _INDEX_ENTRY = re.compile(r'<dt id="ientry-[^"]+">(.*?)</dt>')
 _INDEX_LINK = re.compile(r'href="([^"#]+)')
@@ -89,6 +95,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-bm25s", action="store_true")
     parser.add_argument("--api-docs", type=Path, default=PYTHON_DOCS)
+    parser.add_argument("--man-pages", type=Path, default=ZH_MAN_PAGES)
     args = parser.parse_args()
     if not (args.corpus / "en").is_dir():
         sys.exit(f"no corpus at {args.corpus}: run make_corpus.sh {args.corpus} as root first")
@@ -136,6 +143,8 @@ def main() -> None:
             api_state = Path(tmp) / "api-state.sqlite"
             confidences["API"] = confidence_outcomes(pipeline_answers(api, api_state, lookups))
         print_confidence(confidences)
+        if shutil.which("dpkg") and args.man_pages.is_dir():
+            print_installed_man_pages(args.man_pages, args.corpus / "zh", questions["zh"], tmp)
         extra = list(args.scale)
         for copy in range(args.copies):
             for lang in ("en", "zh"):
@@ -384,6 +393,40 @@ def print_quality(name: str, lang: str, questions: list[dict[str, object]], rank
         mrr = sum(1 / place for place in group if place) / n
         figures.append(f"{label} {hit1:.2f} / {hit5:.2f} / {mrr:.3f}")
     print(f"{name:20} {lang}: hit@1 / hit@5 / MRR@10: " + "; ".join(figures))
+
+
+def print_installed_man_pages(
+    installed: Path, rendered: Path, questions: list[dict[str, object]], tmp: str
+) -> None:
+    """The questions asked of the man pages `make_corpus.sh` renders (manpages-zh's, not
+    the aliases), read from their `.gz` roff source as installed, and of the rendered
+    pages, each in a knowledge base of its own."""
+    listed = subprocess.run(
+        ["dpkg", "-L", "manpages-zh"],  # noqa: S607 - the package's file list, from PATH
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.split()
+    source = Path(tmp) / "man-source"
+    for name in listed:
+        path = Path(name)
+        if path.suffix == ".gz" and path.parent.parent == installed and not path.is_symlink():
+            (source / path.parent.name).mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, source / path.parent.name / path.name)
+    for label, folder, suffix in (("rendered", rendered, ".txt"), ("source", source, ".gz")):
+        db = Path(tmp) / f"man-{label}.sqlite"
+        files = index_folder(db, folder).files
+        asked = [
+            {**q, "expected": [str(e).removesuffix(".txt") + suffix for e in expected]}
+            for q in questions
+            for expected in [q["expected"]]
+            if isinstance(expected, list)
+        ]
+        print_quality(f"man pages, {label} ({files} files)", "zh", asked, _paths_of(db))
+
+
+def _paths_of(db: Path) -> Ranker:
+    return lambda question, k: [hit["path"] for hit in search(db, question, k)]
 
 
 def book_index_terms(page: Path, sample: int = 400) -> list[tuple[str, str]]:

@@ -301,7 +301,6 @@ class Observer:
                     structlog.processors.JSONRenderer(ensure_ascii=False),
                 ],
                 wrapper_class=structlog.BoundLogger,
-                cache_logger_on_first_use=False,
             ).bind()  # bound once: the lazy proxy built a new logger for each line (~25 us)
         return self._lines
 

@@ -166,3 +166,28 @@ def test_result_copies_are_what_pydantic_copies_them_as() -> None:
         assert model.title != "new" and quick.title == "new"  # the original is untouched
         assert model.model_copy() == model and model.model_copy() is not model
         assert model.model_copy(deep=True) == model
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"url": 'https://a.example/?q="x"&y=1', "title": 'say "hi"\n\t\\ end'},
+        {"title": "太阳能电池板 ☀️ \u2028 \x00 \ud7ff", "snippet": "", "id": "r1"},
+        {"snippet": "only", "freshness": "past_week", "domain": "a.example"},
+        {"title": "t", "url": None, "published_at": None},  # nulls among them
+        {"title": "t", "relevance": 0.5, "flags": ["x"], "degraded": True},  # not strings
+    ],
+)
+def test_a_projected_item_serialises_as_its_fields_serializers_would(
+    fields: dict[str, object],
+) -> None:
+    """Items of strings and nulls skip their fields' serializers: the JSON is the same
+    as theirs (any `exclude` takes their path), in field order whatever order the
+    fields were set in, in both modes."""
+    item = ProjectedItem(**dict(reversed(fields.items())))
+    plain = item.model_dump_json()
+    assert plain == item.model_dump_json(exclude={"no_such_field"})
+    assert list(json.loads(plain)) == [
+        name for name in ProjectedItem.model_fields if name in fields
+    ]
+    assert item.model_dump() == item.model_dump(exclude={"no_such_field"})

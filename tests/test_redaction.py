@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import random
+
 import pytest
 
-from sleuth.redaction import REDACTED, redact, redact_text
+from sleuth.redaction import _ANY_PATTERN, REDACTED, _may_match, redact, redact_text
 
 
 @pytest.mark.parametrize(
@@ -71,3 +73,31 @@ def test_an_event_keeps_its_numbers_and_redacts_every_string_in_it() -> None:
         "subclass": f"token {REDACTED}",
         "pair": [REDACTED, 1],
     }
+
+
+def _shuffled_case(text: str, rng: random.Random) -> str:
+    return "".join(c.upper() if rng.random() < 0.5 else c.lower() for c in text)
+
+
+def test_the_literal_check_never_skips_text_a_pattern_would_match() -> None:
+    """`redact_text` skips the patterns when `_may_match` is False: every text one of
+    them matches, in any case, must be one it lets through."""
+    rng = random.Random(17)  # noqa: S311 - a repeatable corpus, not a secret
+    pieces = [
+        "bearer ", "Basic\t", "token ", "sk_", "sk-", "AIza", "tvly-", "ghp_", "gho_",
+        "github_pat_", "AKIA", "xoxb-", "?key=", "&api-key=", ";access_token=", "?auth=",
+        "x-api-key: ", "client_secret=", "password:", "passwd=", '"apikey": "', "abcdefgh",
+        "0123456789ABCDEF", "Z9_-", " ", ".", "srch_", "2026-12-01T23:06:38",
+    ]  # fmt: skip
+    matched = 0
+    for _ in range(20000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
+        for candidate in (text, _shuffled_case(text, rng)):
+            if _ANY_PATTERN.search(candidate) is not None:
+                matched += 1
+                assert _may_match(candidate), candidate
+    assert matched > 1000  # the corpus does reach the patterns
+    # Outside ASCII, (?i) folds letters str.lower does not: the pattern decides there.
+    assert _may_match("baſic abcdefgh1234")
+    assert redact_text("baſic abcdefgh1234", ()) == f"baſic {REDACTED}"
+    assert not _may_match("srch_5f2b7451e3864e529b2c771051e177eb")

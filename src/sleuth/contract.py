@@ -304,12 +304,43 @@ class ProjectedItem(_QuickCopy):
     def _only_projected(
         self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
     ) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
         # __pydantic_fields_set__, not the model_fields_set property, and read once:
         # the property per key made this 4x slower, the largest cost of a response.
-        for key in data.keys() - self.__pydantic_fields_set__:
+        projected = self.__pydantic_fields_set__
+        if (
+            info.include is None
+            and info.exclude is None
+            and not info.exclude_defaults
+            and not info.exclude_none
+        ):
+            # The common item (title, snippet, url): only strings and nulls, which
+            # serialise the same without their field's serializer. The handler would
+            # serialise all 20 fields to keep 3 (7 us an item, 150 of 180 us for a
+            # response of 20).
+            plain = _strings_only(self.__dict__, projected)
+            if plain is not None:
+                return plain
+        data: dict[str, Any] = handler(self)
+        for key in data.keys() - projected:
             del data[key]
         return data
+
+
+#: The fields of a projected item in the order its JSON gives them.
+_PROJECTED_ORDER = tuple(ProjectedItem.model_fields)
+
+
+def _strings_only(values: dict[str, Any], projected: set[str]) -> dict[str, Any] | None:
+    """The projected fields in field order, when each is a string or null; else None.
+    (One loop: a comprehension and an `all` over it took half as long again.)"""
+    plain: dict[str, Any] = {}
+    for name in _PROJECTED_ORDER:
+        if name in projected:
+            value = values[name]
+            if value is not None and type(value) is not str:
+                return None
+            plain[name] = value
+    return plain
 
 
 class ErrorInfo(BaseModel):

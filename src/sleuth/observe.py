@@ -301,8 +301,7 @@ class Observer:
                     structlog.processors.JSONRenderer(ensure_ascii=False),
                 ],
                 wrapper_class=structlog.BoundLogger,
-                cache_logger_on_first_use=False,
-            )
+            ).bind()  # bound once: the lazy proxy built a new logger for each line (~25 us)
         return self._lines
 
     # --- searches -------------------------------------------------------------------
@@ -384,23 +383,24 @@ class Observer:
         metrics = self.metrics
         if metrics is None:
             return
-        metrics.searches.labels(record.tool_name, status).inc()
-        metrics.search_seconds.labels(record.tool_name, status).observe(record.duration_s)
+        child = metrics.child
+        child(metrics.searches, record.tool_name, status).inc()
+        child(metrics.search_seconds, record.tool_name, status).observe(record.duration_s)
         if response is None:
-            metrics.errors.labels(record.error_code or "internal_error", "").inc()
+            child(metrics.errors, record.error_code or "internal_error", "").inc()
             return
-        metrics.cache.labels(response.cache).inc()
+        child(metrics.cache, response.cache).inc()
         if status == "cached":
             return  # what the cached answer reports happened when it was stored
         for name, report in response.providers.items():
-            metrics.provider_calls.labels(name, report.status).inc()
-            metrics.provider_seconds.labels(name).observe(report.latency_ms / 1000)
+            child(metrics.provider_calls, name, report.status).inc()
+            child(metrics.provider_seconds, name).observe(report.latency_ms / 1000)
             if report.retries:
-                metrics.retries.labels(name).inc(report.retries)
+                child(metrics.retries, name).inc(report.retries)
         for error in response.errors:
-            metrics.errors.labels(error.code, error.provider or "").inc()
+            child(metrics.errors, error.code, error.provider or "").inc()
         for degradation in response.degradations:
-            metrics.degradations.labels(degradation.kind).inc()
+            child(metrics.degradations, degradation.kind).inc()
 
     def _keywords(
         self, record: CallRecord, response: SearchResponse, secrets: Collection[str]

@@ -44,7 +44,7 @@ from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
-from itertools import chain, repeat
+from itertools import repeat
 
 from sleuth.text import CJK, language_of
 
@@ -309,16 +309,7 @@ def _plain_tokens(text: str) -> tuple[str, ...]:
     ｉＰｈｏｎｅ) are the same detail."""
     if text.isascii():
         return tuple(_ASCII_TOKEN.findall(text))
-    # No token holds white space: the text's tokens are its words', each word's found
-    # once (a scan of text with Chinese in it costs several times one of ASCII text).
-    words = unicodedata.normalize("NFKC", text).split()
-    return tuple(chain.from_iterable(map(_word_tokens, words)))
-
-
-@lru_cache(maxsize=16384)
-def _word_tokens(word: str) -> tuple[str, ...]:
-    """`_plain_tokens` of one NFKC word without white space."""
-    return tuple((_ASCII_TOKEN if word.isascii() else _TOKEN).findall(word))
+    return tuple(_TOKEN.findall(unicodedata.normalize("NFKC", text)))
 
 
 @lru_cache(maxsize=4096)

@@ -13,8 +13,9 @@ accepts (see `describe_validation_error`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
+from functools import cache
 from typing import Annotated, Any, Literal, Self, get_args, get_origin
 
 from pydantic import (
@@ -222,6 +223,39 @@ class _QuickCopy(BaseModel):
         object.__setattr__(copied, "__pydantic_fields_set__", fields_set)
         object.__setattr__(copied, "__pydantic_private__", None)
         return copied
+
+    @classmethod
+    def from_valid(cls, **values: Any) -> Self:
+        """`cls(**values)` without validating, for values of exactly the types the
+        model declares (which validation keeps as they are): the same fields, defaults
+        and set fields as `__init__` gives, in half its time (`model_construct` reads
+        every default factory's signature on each call and costs more than validating)."""
+        defaults, factories = _defaults(cls)
+        fields = defaults.copy()
+        fields.update(values)
+        for name, factory in factories:
+            if name not in values:
+                fields[name] = factory()
+        built = cls.__new__(cls)
+        object.__setattr__(built, "__dict__", fields)
+        object.__setattr__(built, "__pydantic_extra__", None)
+        object.__setattr__(built, "__pydantic_fields_set__", set(values))
+        object.__setattr__(built, "__pydantic_private__", None)
+        return built
+
+
+@cache  # one entry per model class
+def _defaults(
+    model: type[BaseModel],
+) -> tuple[dict[str, Any], tuple[tuple[str, Callable[[], Any]], ...]]:
+    """Each field of `model` in order with its default (None where a factory makes it),
+    and the fields made by a default factory, with it."""
+    fields = model.model_fields.items()
+    defaults = {name: None if info.default_factory else info.default for name, info in fields}
+    factories = tuple(
+        (name, info.default_factory) for name, info in fields if info.default_factory is not None
+    )
+    return defaults, factories  # type: ignore[return-value]
 
 
 class ResultItem(_QuickCopy):

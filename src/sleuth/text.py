@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from itertools import chain
 
 #: The Chinese characters (CJK unified ideographs, extension A, compatibility ones), as
 #: a character-class body for regular expressions: f"[{CJK}]".
@@ -66,9 +67,21 @@ def tokens(text: str) -> tuple[str, ...]:
     lowered = text.lower()
     if lowered.isascii():
         return tuple(_ASCII_WORD.findall(lowered))
+    # No token holds white space, so a text's tokens are its words' in turn; a word
+    # recurs across texts and searches where a text does not (lower-cased whole first:
+    # a final sigma is lower-cased by what follows it).
+    return tuple(chain.from_iterable(map(_word_tokens, lowered.split())))
+
+
+@lru_cache(maxsize=16384)
+def _word_tokens(word: str) -> tuple[str, ...]:
+    """`tokens` of one lower-cased word without white space (a regex scan of text with
+    Chinese in it costs several times one of ASCII text: done once a word)."""
+    if word.isascii():
+        return tuple(_ASCII_WORD.findall(word))
     # Runs of Chinese and what lies between them, in turn: a word never crosses a run.
     out: list[str] = []
-    for index, part in enumerate(_CJK_SPLIT.split(lowered)):
+    for index, part in enumerate(_CJK_SPLIT.split(word)):
         if index % 2 == 0:
             if part:
                 out += (_ASCII_WORD if part.isascii() else _WORD).findall(part)

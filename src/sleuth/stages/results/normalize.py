@@ -53,6 +53,9 @@ def normalize(
     """`plain_text`: the provider's text is not HTML; it is escaped here so that the
     clean stage's tag stripping keeps a literal `<KEY>` or `a<b`."""
     items = []
+    # Validation keeps values of the declared types as they are: built from such values
+    # without it (a provider's text fields are str or None, extras keyed by str names).
+    build = ResultItem.from_valid if type(provider) is str else ResultItem
     for position, hit in enumerate(hits, start=1):
         title = (hit.title or "").strip()
         snippet = (hit.snippet or "").strip()
@@ -61,20 +64,29 @@ def normalize(
         published = parse_date(hit.published_at)
         if published is not None and published > now:
             published = None  # a date in the future is a back-end error, not a fact
+        url = hit.url
+        fields = dict(hit.fields)
+        make = (
+            build
+            if (url is None or type(url) is str)
+            and all(type(name) is str for name in fields)
+            and all(type(name) is str for name in hit.fell_back)
+            else ResultItem
+        )
         items.append(
-            ResultItem(
-                id=item_id(hit.url, title, snippet),
-                url=hit.url,
+            make(
+                id=item_id(url, title, snippet),
+                url=url,
                 title=title,
                 snippet=snippet,
-                domain=domain_of(hit.url),
+                domain=domain_of(url),
                 providers=[provider],
                 ranks={provider: position},
                 published_at=published,
                 freshness=freshness_of(published, now),
                 dated_from="provider" if published else None,
-                sources=[hit.url] if hit.url else [],
-                fields=dict(hit.fields),
+                sources=[url] if url else [],
+                fields=fields,
                 degraded=bool(hit.fell_back),
                 missing=list(hit.fell_back),
             )

@@ -145,6 +145,7 @@ def test_man_pages_are_known_by_their_section_compressed_or_not() -> None:
     assert kind_of(Path("changelog.Debian.gz")) is None
     assert kind_of(Path("copyright")) is None
     assert kind_of(Path("data.10.json")) is None
+    assert [kind_of(Path(name)) for name in ["backup.7z", "clip.3gp"]] == [None, None]
 
 
 def test_gzip_of_the_source_is_what_the_indexer_reads(tmp_path: Path) -> None:

@@ -63,8 +63,8 @@ KINDS: dict[str, Kind] = {
 #: Kinds whose files are not text themselves: read by their own parser, not decoded.
 BINARY_KINDS: frozenset[Kind] = frozenset({"pdf", "docx"})
 #: A man page's source is named for its section: `ls.1`, `tclsh.1tcl`, `ssl.7ssl`,
-#: `Tcl_Eval.3`, `glob.n` (Tcl's).
-_MAN_SECTION = re.compile(r"\.(?:[1-9][a-z]{0,6}|n)")
+#: `Tcl_Eval.3`, `glob.n` (Tcl's); not archives and videos named alike (`.7z`, `.3gp`).
+_MAN_SECTION = re.compile(r"\.(?!7z$|3gp$|3g2$)(?:[1-9][a-z]{0,6}|n)")
 #: Compressed as Debian installs man pages and long documents (`README.md.gz`).
 GZIP_SUFFIX = ".gz"
 #: Plain-text documents named by convention, without a suffix (`README`, `NEWS`, and

@@ -84,6 +84,9 @@ to use IPv4 addresses only.
 See
 .Xr ssh_config 5 .
 .El
+.Bd -ragged -offset indent
+Connections are encrypted.
+.Ed
 .Sh EXAMPLES
 .Bd -literal -offset indent
 $ ssh -4 host
@@ -122,6 +125,7 @@ def test_an_mdoc_page_reads_its_names_flags_and_references() -> None:
         "ssh (SSH client) is a program for logging into a remote machine.",
         "-4 Forces ssh to use IPv4 addresses only.",
         "-F configfile See ssh_config(5) .",
+        "Connections are encrypted.",
         "EXAMPLES",
         "$ ssh -4 host",
     ]

@@ -51,6 +51,7 @@ _LAYOUT = frozenset(
         "als", "hc", "nm", "nn", "pso", "sy", "tm", "ab", "ds", "as", "de", "if", "ie", "el",
         "Vb", "Ve", "EX", "EE", "CS", "CE", "TS", "TE", "T&", "Xo", "Xc", "Ns", "Sm", "Pf",
         "AS", "BS", "BE", "VS", "VE",  # Tcl's: tab widths, boxes, version bars
+        "Bd",  # mdoc's display block that is not literal: its arguments are its layout
     }
 )  # fmt: skip
 # mdoc's inline macros: dropped from a line's words (`.Fl a` is `-a`, `.Xr ls 1` `ls(1)`).

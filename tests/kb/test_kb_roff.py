@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 from pathlib import Path
 
-from tests.kb.test_kb_manpage import TEE_ZH
+from test_kb_manpage import TEE_ZH
 
 from sleuth.kb.extract import kind_of, parse_document
 from sleuth.kb.roff import read_roff

@@ -43,6 +43,8 @@ def read_pdf(data: bytes) -> tuple[str | None, Items]:
         title = document.get_metadata_dict().get("Title") or None
         headings = _outline_by_page(document)
         pages = [_page_text(document, index) for index in range(len(document))]
+    except (pdfium.PdfiumError, ValueError, OSError) as exc:  # a page or outline it cannot load
+        raise Unreadable(f"not a readable PDF ({exc})") from None
     finally:
         document.close()
     items: Items = []

@@ -71,6 +71,9 @@ def test_a_page_read_from_its_bytes_is_read_as_its_decoded_text() -> None:
         assert [unpack(row.code) for row in rows.sections] == [s.code for s in doc.sections]
 
 
-def test_text_that_is_not_utf8_has_no_rows() -> None:
-    assert file_rows(Path("latin.html"), "<p>Größe</p>".encode("latin-1"), 0.0, "jieba") is None
-    assert file_rows(Path("latin.txt"), "Größe".encode("latin-1"), 0.0, "jieba") is None
+def test_text_in_latin_1_is_stored_as_its_letters() -> None:
+    for name, data in (("latin.html", "<p>Größe</p>"), ("latin.txt", "Größe")):
+        rows = file_rows(Path(name), data.encode("latin-1"), 0.0, "jieba")
+        assert rows is not None
+        (section,) = rows.sections
+        assert prose(unpack(section.body)) == "Größe"

@@ -371,7 +371,7 @@ def _index_one(
     if report.not_text:
         shown = ", ".join(report.not_text[:5]) + (", …" if len(report.not_text) > 5 else "")
         out().print(
-            f"not text (binary, not UTF-8, or an unreadable PDF or Word file), skipped: "
+            f"not text (binary, in no encoding, or an unreadable PDF or Word file), skipped: "
             f"{escape(shown)}",
             highlight=False,
         )

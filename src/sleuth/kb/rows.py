@@ -2,13 +2,14 @@
 each section (or chunk of a long one) its headings, its text deflated, and the index
 terms of each field. Pure, so the indexer can run it in worker processes.
 
-A file that is not text (a NUL byte, or not UTF-8), a PDF or Word document that
-cannot be read, or a `.gz` file that is not gzip or holds more than `GUNZIPPED_MAX`
-bytes, has no rows (None).
+A file that is not text (`decoded`), a PDF or Word document that cannot be read, or
+a `.gz` file that is not gzip or holds more than `GUNZIPPED_MAX` bytes, has no rows
+(None).
 """
 
 from __future__ import annotations
 
+import codecs
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import NamedTuple
 # worker at its first Chinese text: `kb.tokenize` imports it on first use.
 import rjieba  # noqa: F401
 
+from sleuth.extract.charset import detected, meta_charset
 from sleuth.kb.extract import BINARY_KINDS, GZIP_SUFFIX, kind_of, parse_document
 from sleuth.kb.sections import unnumbered
 from sleuth.kb.store import pack
@@ -60,10 +62,12 @@ def file_rows(path: Path, data: bytes, mtime: float, tokenizer: Tokenizer) -> Fi
             return None
         data = unpacked
     text = None
-    if kind_of(path) not in BINARY_KINDS:
-        text = decoded(data)
-        if text is None:
+    kind = kind_of(path)
+    if kind not in BINARY_KINDS:
+        read = decoded(data, html=kind == "html")
+        if read is None:
             return None
+        text, data = read
     try:
         doc = parse_document(path, data, mtime, text=text)  # decoded once, here
     except Unreadable:
@@ -99,15 +103,38 @@ def files_rows(
     return [file_rows(path, data, mtime, tokenizer) for path, data, mtime in files]
 
 
-def decoded(data: bytes) -> str | None:
-    """A file's bytes as text (a byte order mark dropped), or None when they are not
-    text: a NUL byte, or not valid UTF-8. Binary files and other encodings would be
-    indexed as noise."""
+def decoded(data: bytes, *, html: bool = False) -> tuple[str, bytes] | None:
+    """A file's bytes as text (a byte order mark dropped) and as UTF-8 (`data` itself
+    when it is, as `parse_document` takes it), or None when they are not text.
+
+    UTF-8, as nearly every file is; UTF-16 with its byte order mark (Windows Notepad's
+    "Unicode"); an HTML page's `<meta>` charset; else the encoding detection finds
+    (`sleuth.extract.charset.detected`: GB18030 and Big5 notes, Latin-1 READMEs). Not
+    text: a NUL byte outside UTF-16, or bytes no encoding reads, which would be indexed
+    as noise."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return _as_utf8(_strict(data, "utf-16"))
     if b"\0" in data:
         return None
+    text = _strict(data, "utf-8-sig")
+    if text is not None:
+        return text, data
+    declared = meta_charset(data) if html else None
+    text = _strict(data, declared) if declared else None
+    if text is None:
+        codec = detected(data)
+        text = None if codec is None else data.decode(codec, errors="replace")
+    return _as_utf8(text)
+
+
+def _as_utf8(text: str | None) -> tuple[str, bytes] | None:
+    return None if text is None else (text, text.encode("utf-8"))
+
+
+def _strict(data: bytes, codec: str) -> str | None:
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
+        return data.decode(codec).removeprefix("\ufeff")
+    except (UnicodeDecodeError, LookupError):
         return None
 
 

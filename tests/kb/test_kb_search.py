@@ -453,3 +453,46 @@ def test_a_how_to_sentence_is_shown_with_its_code_example(tmp_path: Path) -> Non
         "To rename a column: ALTER TABLE products RENAME COLUMN product_no TO product_number;"
     )
     assert hit["url"].endswith("tables.md#renaming-a-column")
+
+
+def _chapter(name: str, topic: str) -> str:
+    return (
+        f"<h2 id='{name}-intro'>{topic} overview</h2><p>What {topic} is for, and when a "
+        f"program reaches for {topic} at all, in a few plain sentences.</p>"
+        f"<h2 id='{name}-api'>{name}.open(path)</h2><p>Opens the {topic} at path and "
+        f"returns a handle; the handle closes when the program ends.</p>"
+    )
+
+
+def test_a_page_holding_the_whole_book_does_not_stand_for_its_chapters(tmp_path: Path) -> None:
+    # Node.js's all.html and mdBook's print.html hold every chapter's sections again.
+    topics = {"fs": "file system", "net": "network socket", "zlib": "compression stream"}
+    root = tmp_path / "api"
+    root.mkdir()
+    for name, topic in topics.items():
+        (root / f"{name}.html").write_text(f"<title>{topic}</title>{_chapter(name, topic)}")
+    book = "".join(_chapter(name, topic) for name, topic in topics.items())
+    (root / "all.html").write_text(f"<title>All of it</title>{book}")
+    db = tmp_path / "kb.db"
+    index_folder(db, root)
+
+    for name, topic in topics.items():
+        hits = search(db, f"{name}.open {topic} handle", 5)
+        assert hits[0]["url"].endswith(f"/api/{name}.html#{name}-api")
+        assert all(hit["path"] != "all.html" or name not in hit["url"] for hit in hits)
+
+
+def test_pages_of_one_size_that_share_a_section_each_keep_it(tmp_path: Path) -> None:
+    shared = (
+        "<h2>Configuration directories</h2><p>Files in the drop-in directories are read "
+        "in lexicographic order, and later files override earlier ones.</p>"
+    )
+    (tmp_path / "conf").mkdir()
+    for name in ("journald", "logind"):
+        page = f"<title>{name}.conf</title><h2>{name}</h2><p>The {name} settings.</p>{shared}"
+        (tmp_path / "conf" / f"{name}.conf.html").write_text(page)
+    db = tmp_path / "kb.db"
+    index_folder(db, tmp_path / "conf")
+
+    hits = search(db, "drop-in directories lexicographic order", 5)
+    assert sorted(hit["path"] for hit in hits) == ["journald.conf.html", "logind.conf.html"]

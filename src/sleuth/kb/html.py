@@ -128,6 +128,7 @@ class _Walker:
         self._fragments = fragments
         self.items: Items = []
         self._words: list[str] = []
+        self._blank = False  # a blank text was left out of the empty buffer
         self._link_chars = 0
         self._current: Heading | None = None
         self._page_chars = 0
@@ -138,7 +139,12 @@ class _Walker:
 
     def flush(self) -> None:
         if not self._words:
-            return  # most calls: a block ends right after another
+            if self._blank:  # what a flush of the blank left out would have done
+                self._page_link_chars += self._link_chars
+                self._link_chars = 0
+                self._blank = False
+            return
+        self._blank = False
         block = " ".join("".join(self._words).split())
         chars = len(block) - block.count(" ")
         self._page_chars += chars
@@ -156,7 +162,11 @@ class _Walker:
         while child is not None:
             tag = child.tag
             if tag == "-text":
-                self._words.append(child.text_content or "")
+                text = child.text_content or ""
+                if self._words or not text.isspace():
+                    self._words.append(text)
+                else:  # the line breaks between blocks: nothing to read, flush is spared
+                    self._blank = True
             elif tag in _HEADINGS:
                 self._heading(child, self._counted(child))
             elif tag == "pre":

@@ -109,7 +109,7 @@ def decoded(data: bytes, *, html: bool = False) -> tuple[str, bytes] | None:
 
     UTF-8, as nearly every file is; UTF-16 with its byte order mark (Windows Notepad's
     "Unicode"); an HTML page's `<meta>` charset; else the encoding detection finds
-    (`sleuth.extract.charset.detected`: GB18030 and Big5 notes, Latin-1 READMEs). Not
+    (`sleuth.extract.charset.detected`: GBK and GB18030 notes, Latin-1 READMEs). Not
     text: a NUL byte outside UTF-16, or bytes no encoding reads, which would be indexed
     as noise."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):

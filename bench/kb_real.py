@@ -22,6 +22,11 @@ authors, many more lookups than questions.
 check on documentation the questions do not cover: 300 API entries of the Python
 library reference drawn at random, asked by their ids.
 
+`--node-docs DIR` (default: Debian's nodejs-doc, /usr/share/doc/nodejs/api, when
+installed) asks 300 of its API names (`fs.readFile`) by name, the pages indexed as
+installed, with `all.html`, which holds every page again: a whole-book page must not
+come first in the place of the page it copies.
+
 `--man-pages DIR` (default: /usr/share/man/zh_CN, when manpages-zh is installed) asks
 the Chinese questions again of the man pages as installed, their roff source
 compressed, in a knowledge base of their own beside one of the rendered `zh/` pages:
@@ -78,6 +83,8 @@ from sleuth.stages.query.rewrite import RewriteSettings, rewrite
 QUESTIONS = Path(__file__).resolve().parents[2] / "shared/bench-data/kb-dev/questions.json"
 PYTHON_DOCS = Path("/usr/share/doc/python3.11-doc/html")  # Debian's python3.11-doc
 ZH_MAN_PAGES = Path("/usr/share/man/zh_CN")  # Debian's manpages-zh, as installed
+NODE_DOCS = Path("/usr/share/doc/nodejs/api")  # Debian's nodejs-doc
+_NODE_API_NAME = re.compile(r"<h[34]>(?:<code>)?([a-zA-Z_]\w*(?:\.\w+)+)\(")
 _API_ENTRY = re.compile(r'<dt class="sig sig-object py" id="([^"]+)"')
 _INDEX_ENTRY = re.compile(r'<dt id="ientry-[^"]+">(.*?)</dt>')
 _INDEX_LINK = re.compile(r'href="([^"#]+)')
@@ -96,6 +103,7 @@ def main() -> None:
     parser.add_argument("--no-bm25s", action="store_true")
     parser.add_argument("--api-docs", type=Path, default=PYTHON_DOCS)
     parser.add_argument("--man-pages", type=Path, default=ZH_MAN_PAGES)
+    parser.add_argument("--node-docs", type=Path, default=NODE_DOCS)
     args = parser.parse_args()
     if not (args.corpus / "en").is_dir():
         sys.exit(f"no corpus at {args.corpus}: run make_corpus.sh {args.corpus} as root first")
@@ -143,6 +151,8 @@ def main() -> None:
             api_state = Path(tmp) / "api-state.sqlite"
             confidences["API"] = confidence_outcomes(pipeline_answers(api, api_state, lookups))
         print_confidence(confidences)
+        if (args.node_docs / "all.html").is_file():
+            print_node_lookup(args.node_docs, Path(tmp) / "node.sqlite")
         if shutil.which("dpkg") and args.man_pages.is_dir():
             print_installed_man_pages(args.man_pages, args.corpus / "zh", questions["zh"], tmp)
         extra = list(args.scale)
@@ -506,6 +516,27 @@ def print_api_lookup(
                 line += f", the entry itself first {first / len(queries):.2f}"
             print(line)
     return drawn
+
+
+def print_node_lookup(docs: Path, db: Path, sample: int = 300) -> None:
+    """Node.js API names (`fs.readFile`) asked by name, drawn at random from the
+    headings of each module's page: a hit is that page; `all.html` holds them all."""
+    index_timed(db, docs, docs.name)
+    names = [
+        (found.group(1), page.name)
+        for page in sorted(docs.glob("*.html"))
+        if page.name not in ("all.html", "index.html")
+        for found in _NODE_API_NAME.finditer(page.read_text(encoding="utf-8"))
+    ]
+    drawn = random.Random(5).sample(names, min(sample, len(names)))
+    firsts = [[hit["path"] for hit in search(db, name, 5)] for name, _page in drawn]
+    hit1 = sum(bool(got) and got[0] == page for got, (_, page) in zip(firsts, drawn, strict=True))
+    hit5 = sum(page in got for got, (_, page) in zip(firsts, drawn, strict=True))
+    book = sum(bool(got) and got[0] == "all.html" for got in firsts)
+    print(
+        f"Node.js API names, sleuth: {len(drawn)} asked by name, page hit@1"
+        f" {hit1 / len(drawn):.2f} hit@5 {hit5 / len(drawn):.2f}, all.html first {book}"
+    )
 
 
 Outcome = tuple[float, bool]  # an answer's confidence, and whether its first page is right

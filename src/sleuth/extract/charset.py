@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from charset_normalizer import from_bytes
 
-__all__ = ["Decoded", "declared_charset", "decode", "detected", "meta_charset"]
+__all__ = ["Decoded", "declared_charset", "decode", "detected", "meta_charset", "strictly"]
 
 _HEADER_CHARSET = re.compile(r"charset\s*=\s*[\"']?([\w.:-]+)", re.IGNORECASE)
 _META_CHARSET = re.compile(rb"<meta[^>]+charset\s*=\s*[\"']?\s*([\w.:-]+)", re.IGNORECASE)
@@ -77,7 +77,8 @@ def _codec(name: str | None) -> str | None:
     return _SUPERSETS.get(found, found)
 
 
-def _strict(body: bytes, codec: str) -> str | None:
+def strictly(body: bytes, codec: str) -> str | None:
+    """`body` decoded in `codec`, or None when it is not valid there (or no such codec)."""
     try:
         return body.decode(codec)
     except (UnicodeDecodeError, LookupError):
@@ -114,7 +115,7 @@ def detected(body: bytes) -> str | None:
             return codec
     elif best.language not in _WESTERN_LANGUAGES and best.coherence > 0:
         return codec
-    return "cp1252" if _strict(body, "cp1252") is not None else "latin-1"
+    return "cp1252" if strictly(body, "cp1252") is not None else "latin-1"
 
 
 def _non_ascii(text: str) -> int:
@@ -129,18 +130,18 @@ def decode(body: bytes, content_type: str | None) -> Decoded:
     declared = [_codec(declared_charset(content_type)), meta_charset(body)]
     mislabelled = False
     for codec in filter(None, declared):
-        text = _strict(body, codec)
+        text = strictly(body, codec)
         if text is None:
             mislabelled = True
             continue
         if codec in _WESTERN and not text.isascii():
-            as_utf8 = _strict(body, "utf-8")
+            as_utf8 = strictly(body, "utf-8")
             if as_utf8 is not None:
                 return Decoded(as_utf8, "utf-8", mislabelled=True)
         return Decoded(text, codec, mislabelled)
     if body.isascii():
         return Decoded(body.decode("ascii"), "ascii", mislabelled)
-    as_utf8 = _strict(body, "utf-8")
+    as_utf8 = strictly(body, "utf-8")
     if as_utf8 is not None:
         return Decoded(as_utf8, "utf-8", mislabelled)
     codec = detected(body) or "utf-8"

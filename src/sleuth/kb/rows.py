@@ -19,7 +19,7 @@ from typing import NamedTuple
 # worker at its first Chinese text: `kb.tokenize` imports it on first use.
 import rjieba  # noqa: F401
 
-from sleuth.extract.charset import detected, meta_charset
+from sleuth.extract.charset import detected, meta_charset, strictly
 from sleuth.kb.extract import BINARY_KINDS, GZIP_SUFFIX, kind_of, parse_document
 from sleuth.kb.sections import unnumbered
 from sleuth.kb.store import pack
@@ -113,14 +113,14 @@ def decoded(data: bytes, *, html: bool = False) -> tuple[str, bytes] | None:
     text: a NUL byte outside UTF-16, or bytes no encoding reads, which would be indexed
     as noise."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return _as_utf8(_strict(data, "utf-16"))
+        return _as_utf8(strictly(data, "utf-16"))
     if b"\0" in data:
         return None
-    text = _strict(data, "utf-8-sig")
+    text = strictly(data, "utf-8-sig")
     if text is not None:
         return text, data
     declared = meta_charset(data) if html else None
-    text = _strict(data, declared) if declared else None
+    text = strictly(data, declared) if declared else None
     if text is None:
         codec = detected(data)
         text = None if codec is None else data.decode(codec, errors="replace")
@@ -129,13 +129,6 @@ def decoded(data: bytes, *, html: bool = False) -> tuple[str, bytes] | None:
 
 def _as_utf8(text: str | None) -> tuple[str, bytes] | None:
     return None if text is None else (text, text.encode("utf-8"))
-
-
-def _strict(data: bytes, codec: str) -> str | None:
-    try:
-        return data.decode(codec).removeprefix("\ufeff")
-    except (UnicodeDecodeError, LookupError):
-        return None
 
 
 #: The most a `.gz` file may hold: a bound on what a small file can make the indexer

@@ -239,3 +239,37 @@ def test_an_id_that_is_not_a_dotted_name_leaves_the_heading_as_written() -> None
     _title, items = read_page(page)
     headings = [item.text for item in items if isinstance(item, Heading)]
     assert headings == ["run(int n)", "removePrefix(String prefix)"]
+
+
+# Headings as Node.js's API pages, Sphinx's viewcode extension (Django's docs) and
+# Texinfo write them (the markup of nodejs-doc, python-django-doc and libffi's manual).
+NODE_HEADING = """<html><body><main><h4><code>fs.readFile(path[, options], callback)</code>
+<span><a class="mark" href="#fsreadfilepath-options-callback"
+id="fsreadfilepath-options-callback">#</a></span><a aria-hidden="true" class="legacy"
+id="fs_fs_readfile_path_options_callback"></a></h4><p>Reads the entire contents of a file.</p>
+</main></body></html>"""
+VIEWCODE_ENTRY = """<html><body><div role="main"><dl class="py class">
+<dt class="sig sig-object py" id="django.core.signing.Signer"><em class="property">
+<span class="pre">class</span> </em><span class="sig-name descname">Signer</span>(<em>key=None</em>)
+<a class="reference internal" href="../_modules/django/core/signing.html#Signer">
+<span class="viewcode-link"><span class="pre">[source]</span></span></a>
+<a class="headerlink" href="#django.core.signing.Signer">¶</a></dt>
+<dd><p>Returns a signer which uses key to generate signatures.</p></dd></dl></div></body></html>"""
+TEXINFO_HEADING = """<html><body><h4 class="subsubsection" id="Structures-1">Data type: ffi_type
+<a class="copiable-anchor" href="#Structures-1"> &para;</a></h4><p>The ffi_type type.</p>
+</body></html>"""
+C_SHARP = """<html><body><h2 id="csharp"><a href="#csharp">C#</a> bindings</h2><p>Use it.</p>
+</body></html>"""
+
+
+def test_a_permalink_mark_or_source_link_is_not_part_of_its_heading() -> None:
+    headings = [
+        [(item.text, item.id) for item in read_page(page)[1] if isinstance(item, Heading)]
+        for page in (NODE_HEADING, VIEWCODE_ENTRY, TEXINFO_HEADING, C_SHARP)
+    ]
+    assert headings == [
+        [("fs.readFile(path[, options], callback)", "fsreadfilepath-options-callback")],
+        [("class django.core.signing.Signer(key=None)", "django.core.signing.Signer")],
+        [("Data type: ffi_type", "Structures-1")],
+        [("C# bindings", "csharp")],  # a link that names something stays
+    ]

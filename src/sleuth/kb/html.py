@@ -3,7 +3,9 @@
 Documentation generators wrap each page in chrome that is on every page and answers
 nothing: navigation bars, sidebars ("Table of Contents", "Next topic", "This page"),
 headers, footers, breadcrumbs, "edit this page" links, per-page tables of contents,
-the ¶ links after headings. The page is parsed with selectolax (the Lexbor HTML5
+the ¶ links after headings (`CHROME`; any other link to the page itself whose text
+is a symbol, a permalink mark such as Node.js's "#", is left out of its heading), and
+Sphinx's "[source]" links. The page is parsed with selectolax (the Lexbor HTML5
 parser); its main content is taken when it marks it (`<main>`, `role="main"`, one
 `<article>`), and the elements in `CHROME` are dropped wherever they are.
 
@@ -50,6 +52,7 @@ CHROME = (
     "script, style, template, noscript, head, nav, header, footer, aside, form, "
     "[role=navigation], [role=banner], [role=contentinfo], [role=search], [hidden], "
     ".sphinxsidebar, .related, .headerlink, .footer, "  # Sphinx
+    ".viewcode-link, .viewcode-back, "  # Sphinx's viewcode: "[source]", "[docs]"
     ".md-header, .md-sidebar, .md-footer, .md-source-file, .md-content__button, "  # Material
     ".theme-doc-toc-desktop, .theme-doc-toc-mobile, .theme-doc-footer, "  # Docusaurus
     ".theme-edit-this-page, .pagination-nav, .breadcrumbs, .theme-doc-breadcrumbs, "
@@ -219,6 +222,7 @@ class _Walker:
 
     def _heading(self, node: Any, text: str, *, api: bool = False) -> None:
         self.flush()
+        text = _without_marks(node, text)
         if text:
             if api:  # a `dt` is walked as an entry only when it has an id
                 anchor: str | None = str(node.id)
@@ -230,6 +234,25 @@ class _Walker:
     def _emit(self, heading: Heading) -> None:
         self.items.append(heading)
         self._current = heading
+
+
+def _without_marks(heading: Any, text: str) -> str:
+    """The heading's text without the permalink marks in it: a link to a place in the
+    page whose text is a symbol (Node.js's `<a class="mark" href="#…">#</a>`,
+    Texinfo's ¶, rustdoc's §), which names nothing a reader would search for. The
+    marks of the generators `CHROME` knows are gone already; this is the rule for
+    the rest. The mark's id still anchors the section (`_anchor_of`)."""
+    child = heading.child
+    if child is None or (child.next is None and child.tag == "-text"):
+        return text  # one text: no link in it
+    for link in heading.css('a[href^="#"]'):
+        mark = "".join(link.text(deep=True).split())
+        if mark and not any(char.isalnum() for char in mark):
+            if text.endswith(mark):
+                text = text[: -len(mark)].rstrip()
+            elif text.startswith(mark):
+                text = text[len(mark) :].lstrip()
+    return text
 
 
 def _has_api_entry(node: Any) -> bool:

@@ -345,15 +345,25 @@ def _opens_at(tree: LexborHTMLParser, anchor: str, heading: str) -> bool:
     """Whether the first element with the id `anchor` is the heading `heading`, is
     inside it, holds it (the section it opens, or the element around a heading that
     has no id of its own) or is an empty anchor just before it; headings are compared
-    by their first words, as the reader drops ¶ marks."""
+    by their first words, as the reader drops ¶ marks, an API entry's also by the
+    tails of its dotted id."""
     quoted = anchor.replace("\\", "\\\\").replace('"', '\\"')
     first = tree.css_first(f'[id="{quoted}"]') or tree.css_first(f'a[name="{quoted}"]')
     if first is None:
         return False
-    opening = " ".join(heading.split())[:30]
+    written = " ".join(heading.split())
+    # An API entry's heading names it by its id (`inspect.Signature.bind(*args)`) where
+    # the page may write a tail of it (`bind(*args)`): each is the same heading.
+    parts = anchor.split(".")
+    forms = [written] + [
+        written.replace(anchor, ".".join(parts[start:]), 1)
+        for start in range(1, len(parts))
+        if anchor in written
+    ]
+    openings = tuple(form[:30] for form in forms)
 
     def same(node: Any) -> bool:
-        return " ".join(node.text().split()).startswith(opening)
+        return " ".join(node.text().split()).startswith(openings)
 
     node: Any = first
     while node is not None and node.tag != "html":

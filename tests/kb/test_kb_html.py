@@ -273,3 +273,52 @@ def test_a_permalink_mark_or_source_link_is_not_part_of_its_heading() -> None:
         [("Data type: ffi_type", "Structures-1")],
         [("C# bindings", "csharp")],  # a link that names something stays
     ]
+
+
+# Page frames as Django's docs theme (YUI grids), AsciiDoc (git's manual pages) and
+# Node.js write them; and docutils' own docs, where `#sidebar` is a section.
+DJANGO_THEME = """<html><head><title>Cryptographic signing</title></head><body>
+<div class="document"><div id="custom-doc" class="yui-t6"><div id="hd">
+<h1><a href="../index.html">Django 3.2.25 documentation</a></h1>
+<div id="global-nav"><a href="../index.html">Home</a> | <a href="../genindex.html">Index</a></div>
+<div class="nav">&laquo; <a href="a.html">previous</a> | <a href="b.html">next</a> &raquo;</div>
+</div><div id="bd"><div id="yui-main"><div class="yui-b"><div class="yui-g">
+<div class="section" id="s-cryptographic-signing"><h1>Cryptographic signing</h1>
+<p>The golden rule of web application security is to never trust data.</p></div>
+</div></div></div><div class="yui-b" id="sidebar"><h3>Last update:</h3>
+<p class="topless">Nov 11, 2026</p></div></div>
+<div id="ft"><div class="nav">&laquo; <a href="a.html">previous</a> | up</div></div>
+</div></div></body></html>"""
+ASCIIDOC_FOOTER = """<html><body><div id="header"><h1>git-add(1) Manual Page</h1></div>
+<div id="content"><div class="sect1"><h2 id="_name">NAME</h2><p>git-add - Add file contents</p>
+</div></div><div id="footer"><div id="footer-text">Last updated 2024-05-31 00:35:55 UTC</div>
+</div></body></html>"""
+NODE_TOC = """<html><body><div id="apicontent"><details id="toc" open><summary>Table of
+contents</summary><ul><li><a href="#file-system">File system</a></li></ul></details>
+<h2 id="file-system">File system</h2><p>The node:fs module enables interacting with files.</p>
+</div></body></html>"""
+DOCUTILS_SIDEBAR = """<html><body><div class="document"><div class="section" id="sidebar">
+<h3>Sidebar</h3><p>Sidebars are like miniature, parallel documents.</p></div></div></body></html>"""
+
+
+def test_a_generators_page_frame_is_left_out_and_a_section_with_such_an_id_is_not() -> None:
+    pages = [read_page(page)[1] for page in (DJANGO_THEME, ASCIIDOC_FOOTER, NODE_TOC)]
+    assert pages == [
+        [
+            Heading("Cryptographic signing", "s-cryptographic-signing", slug=False),
+            "The golden rule of web application security is to never trust data.",
+        ],
+        [
+            Heading("git-add(1) Manual Page", "header", slug=False),
+            Heading("NAME", "_name", slug=False),
+            "git-add - Add file contents",
+        ],
+        [
+            Heading("File system", "file-system", slug=False),
+            "The node:fs module enables interacting with files.",
+        ],
+    ]
+    assert read_page(DOCUTILS_SIDEBAR)[1] == [
+        Heading("Sidebar", "sidebar", slug=False),
+        "Sidebars are like miniature, parallel documents.",
+    ]

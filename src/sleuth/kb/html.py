@@ -47,7 +47,9 @@ Items = list[Heading | str]
 
 #: Elements that are page chrome, not content (CSS selectors), from the generators
 #: sleuth is tried on: plain HTML5 landmarks, Sphinx, MkDocs/Material, Docusaurus,
-#: DocBook (PostgreSQL), Doxygen, Javadoc.
+#: DocBook (PostgreSQL), Doxygen, Javadoc, Django's theme, AsciiDoc (git), Node.js.
+#: An id alone is not enough (`#sidebar`, `#toc`, `#footer` are sections or API
+#: entries of docutils' and Sphinx's own docs): each is the generator's own markup.
 CHROME = (
     "script, style, template, noscript, head, nav, header, footer, aside, form, "
     "[role=navigation], [role=banner], [role=contentinfo], [role=search], [hidden], "
@@ -58,7 +60,9 @@ CHROME = (
     ".theme-edit-this-page, .pagination-nav, .breadcrumbs, .theme-doc-breadcrumbs, "
     ".navheader, .navfooter, div.toc, "  # DocBook
     "#top, #nav-tree, #side-nav, .navpath, #MSearchBox, "  # Doxygen
-    ".sub-nav, .top-nav, .bottom-nav, .skip-nav"  # Javadoc
+    ".sub-nav, .top-nav, .bottom-nav, .skip-nav, "  # Javadoc
+    "#hd, #ft, #bd > .yui-b, "  # YUI grids' header, footer, side column (Django's docs)
+    "#footer-text, details#toc"  # AsciiDoc's "Last updated", Node.js's table of contents
 )
 #: Labels of admonitions ("Note", "Tip", "Warning"): DocBook gives them an `<h3>`, which
 #: would cut the section around them into a section called "Note" (PostgreSQL has 450).

@@ -322,3 +322,34 @@ def test_a_generators_page_frame_is_left_out_and_a_section_with_such_an_id_is_no
         Heading("Sidebar", "sidebar", slug=False),
         "Sidebars are like miniature, parallel documents.",
     ]
+
+
+# A C interface page as SQLite's documentation writes it: the site's frame and the
+# page's heading in `div.nosearch`, then a short text with many links.
+SQLITE_PAGE = """<!DOCTYPE html><html><head><title>A Handle To An Open BLOB</title></head><body>
+<div class=nosearch><a href="../index.html"><img class="logo" src="logo.gif" alt="SQLite"></a>
+<div class="tagline desktoponly">Small. Fast. Reliable.<br>Choose any three.</div>
+<div class="menu mainmenu"><ul><li><a href="../index.html">Home</a>
+<li><a href="../about.html">About</a>
+<li><a href="../docs.html">Documentation</a><li><a href="../download.html">Download</a>
+<li><a href="../copyright.html">License</a><li><a href="../support.html">Support</a>
+<li><a href="../prosupport.html">Purchase</a></ul></div></div>
+<div class=nosearch><a href="intro.html"><h2>SQLite C Interface</h2></a>
+<h2>A Handle To An Open BLOB</h2></div>
+<blockquote><pre>typedef struct sqlite3_blob sqlite3_blob;</pre></blockquote>
+<p>An instance of this object represents an open BLOB on which
+<a href="../c3ref/blob_open.html">incremental BLOB I/O</a> can be performed.</p>
+<p>Constructor: <a href="../c3ref/blob_open.html">sqlite3_blob_open()</a></p>
+<p>Destructor: <a href="../c3ref/blob_close.html">sqlite3_blob_close()</a></p>
+</body></html>"""
+
+
+def test_a_sites_frame_is_left_out_of_its_share_of_links() -> None:
+    _title, items = read_page(SQLITE_PAGE)
+    assert items[0] == Heading("A Handle To An Open BLOB", None, slug=False)
+    assert (
+        "An instance of this object represents an open BLOB on which incremental BLOB I/O"
+        " can be performed." in items
+    )
+    text = " ".join(str(item) for item in items)
+    assert "Small. Fast." not in text and "SQLite C Interface" not in text

@@ -47,7 +47,8 @@ Items = list[Heading | str]
 
 #: Elements that are page chrome, not content (CSS selectors), from the generators
 #: sleuth is tried on: plain HTML5 landmarks, Sphinx, MkDocs/Material, Docusaurus,
-#: DocBook (PostgreSQL), Doxygen, Javadoc, Django's theme, AsciiDoc (git), Node.js.
+#: DocBook (PostgreSQL), Doxygen, Javadoc, Django's theme, AsciiDoc (git), Node.js,
+#: SQLite's pages, rustdoc.
 #: An id alone is not enough (`#sidebar`, `#toc`, `#footer` are sections or API
 #: entries of docutils' and Sphinx's own docs): each is the generator's own markup.
 CHROME = (
@@ -62,7 +63,10 @@ CHROME = (
     "#top, #nav-tree, #side-nav, .navpath, #MSearchBox, "  # Doxygen
     ".sub-nav, .top-nav, .bottom-nav, .skip-nav, "  # Javadoc
     "#hd, #ft, #bd > .yui-b, "  # YUI grids' header, footer, side column (Django's docs)
-    "#footer-text, details#toc"  # AsciiDoc's "Last updated", Node.js's table of contents
+    "#footer-text, details#toc, "  # AsciiDoc's "Last updated", Node.js's table of contents
+    # What SQLite's own site search skips (logo, slogan, menus), but for the page's heading;
+    # rustdoc's "Expand description" toggle.
+    ".nosearch > :not(h1, h2, h3, h4, h5, h6), summary.hideme"
 )
 #: Labels of admonitions ("Note", "Tip", "Warning"): DocBook gives them an `<h3>`, which
 #: would cut the section around them into a section called "Note" (PostgreSQL has 450).

@@ -353,3 +353,21 @@ def test_a_sites_frame_is_left_out_of_its_share_of_links() -> None:
     )
     text = " ".join(str(item) for item in items)
     assert "Small. Fast." not in text and "SQLite C Interface" not in text
+
+
+# rustdoc's source view: the line numbers in a `pre` of their own beside the code.
+RUSTDOC_SOURCE = """<html><body><main><div class="example-wrap"><pre class="line-numbers">
+<span id="1">1</span>
+<span id="2">2</span>
+<span id="3">3</span>
+</pre><pre class="rust"><code>fn main() {
+    println!("{}", 42);
+}</code></pre></div><pre>1
+3</pre><pre>      0
+  1       2</pre></main></body></html>"""
+
+
+def test_a_listings_line_numbers_are_not_code_of_their_own() -> None:
+    _title, items = read_page(RUSTDOC_SOURCE)
+    # Numbers that do not count lines one by one are kept (a heap's diagram).
+    assert items == ['fn main() {\n    println!("{}", 42);\n}', "1\n3", "      0\n  1       2"]

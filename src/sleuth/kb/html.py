@@ -37,6 +37,7 @@ nothing.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
@@ -183,7 +184,7 @@ class _Walker:
             elif tag == "pre":
                 self.flush()
                 code = self._counted(child, joined=False).strip("\n")
-                if code.strip():
+                if code.strip() and not _line_numbers(code):
                     self.items.append(Code(code))
             elif tag == "dt" and child.id:
                 self._heading(child, self._counted(child), api=True)
@@ -242,6 +243,18 @@ class _Walker:
     def _emit(self, heading: Heading) -> None:
         self.items.append(heading)
         self._current = heading
+
+
+def _line_numbers(code: str) -> bool:
+    """Whether a code block is a listing's gutter: its lines are numbers counting up by
+    one, one a line (rustdoc's source pages write them in a `pre` of their own, beside
+    the code; the heap diagram of Python's `heapq` numbers 0 to 30 too, several a line)."""
+    lines = [line.strip() for line in code.splitlines() if line.strip()]
+    return (
+        len(lines) > 1
+        and all(line.isdigit() for line in lines)
+        and all(int(b) - int(a) == 1 for a, b in itertools.pairwise(lines))
+    )
 
 
 def _without_marks(heading: Any, text: str) -> str:

@@ -371,3 +371,38 @@ def test_a_listings_line_numbers_are_not_code_of_their_own() -> None:
     _title, items = read_page(RUSTDOC_SOURCE)
     # Numbers that do not count lines one by one are kept (a heap's diagram).
     assert items == ['fn main() {\n    println!("{}", 42);\n}', "1\n3", "      0\n  1       2"]
+
+
+def _toctree(entries: int) -> str:
+    return "".join(
+        f'<li class="toctree-l1"><a class="reference internal" href="m{n}.html">'
+        f"<code>module{n}</code> — Module number {n}</a></li>"
+        for n in range(entries)
+    )
+
+
+# A Sphinx chapter: an introduction above a long table of contents.
+CHAPTER = f"""<html><head><title>Data Types</title></head><body><div role="main">
+<section id="data-types"><h1>Data Types</h1>
+<p>The modules described in this chapter provide a variety of specialized data types
+such as dates and times, fixed-type arrays, heap queues and enumerations.</p>
+<p>See <a href="types.html">the built-in types</a>.</p>
+<ul>{_toctree(30)}</ul></section></div></body></html>"""
+
+# A back-of-book index: short entries, every one a link.
+GENINDEX = f"""<html><head><title>Index</title></head><body><div role="main">
+<h1 id="index">Index</h1><h2 id="A">A</h2>
+<table><tr><td><ul>{"".join(f'<li><a href="m{n}.html#abs">abs() (built-in function)</a>, '
+f'<a href="m{n}.html#x">[{n}]</a></li>' for n in range(40))}</ul></td></tr></table>
+<p>Index generated.</p></div></body></html>"""
+
+
+def test_a_page_of_links_keeps_only_its_prose_under_its_heading() -> None:
+    _title, items = read_page(CHAPTER)
+    assert items == [
+        Heading("Data Types", "data-types", slug=False),
+        "The modules described in this chapter provide a variety of specialized data types"
+        " such as dates and times, fixed-type arrays, heap queues and enumerations.",
+    ]
+    _title, items = read_page(GENINDEX)
+    assert items == []

@@ -27,7 +27,9 @@ question naming the class finds its members.
 A block whose text is nearly all links (`LINK_DENSITY`) is left out too, and so is
 the text of a page that is mostly links (`LINK_DENSITY_PAGE`, kept by its title):
 tables of contents, back-of-book indexes and link lists point elsewhere and answer
-nothing.
+nothing. Such a page keeps only its prose, under its headings: paragraphs without a
+link of `PROSE_MIN_CHARS` or more (a chapter's introduction above its table of
+contents, "The modules described in this chapter...").
 
 >>> _title, items = read_page('<body><nav>Home</nav><main><section id="use"><h2>Use '
 ...     '<a class="headerlink" href="#use">¶</a></h2><p>Run it.</p></section></main></body>')
@@ -80,6 +82,9 @@ ADMONITION_LABELS = (
 LINK_DENSITY = 0.8
 #: The same for a whole page: a back-of-book index, a table of contents.
 LINK_DENSITY_PAGE = 0.5
+#: Characters (not spaces) of a paragraph without links that such a page keeps: a
+#: sentence or two, longer than an index's entries and a contents list's captions.
+PROSE_MIN_CHARS = 80
 _MAIN = ("main", "[role=main]")
 _MARKED = ", ".join((*_MAIN, "article"))
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
@@ -114,8 +119,25 @@ def read_page(source: str | bytes) -> tuple[str | None, Items]:
     walker.walk(root)
     walker.flush()
     if walker.link_share() >= LINK_DENSITY_PAGE:
-        return title, []  # an index or table-of-contents page: found by its title only
+        # An index or table-of-contents page: found by its title and its prose only.
+        return title, _prose(walker.items, walker.prose)
     return title, walker.items
+
+
+def _prose(items: Items, prose: set[int]) -> Items:
+    """The blocks of `items` at the places `prose`, each under the last heading before
+    it (a heading once)."""
+    kept: Items = []
+    heading: Heading | None = None
+    for place, item in enumerate(items):
+        if isinstance(item, Heading):
+            heading = item
+        elif place in prose:
+            if heading is not None:
+                kept.append(heading)
+                heading = None
+            kept.append(item)
+    return kept
 
 
 def _content_root(tree: Any) -> Any:
@@ -145,6 +167,8 @@ class _Walker:
         self._current: Heading | None = None
         self._page_chars = 0
         self._page_link_chars = 0
+        # Where in `items` the paragraphs without a link of `PROSE_MIN_CHARS` are.
+        self.prose: set[int] = set()
 
     def link_share(self) -> float:
         return self._page_link_chars / self._page_chars if self._page_chars else 0.0
@@ -164,6 +188,8 @@ class _Walker:
         # A block that is nearly all links is a pointer list (a table of contents, a
         # back-of-book index, "see also" lines), not text that answers.
         if block and self._link_chars < LINK_DENSITY * chars:
+            if not self._link_chars and chars >= PROSE_MIN_CHARS:
+                self.prose.add(len(self.items))
             self.items.append(block)
         self._words = []
         self._link_chars = 0

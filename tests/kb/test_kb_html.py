@@ -406,3 +406,13 @@ def test_a_page_of_links_keeps_only_its_prose_under_its_heading() -> None:
     ]
     _title, items = read_page(GENINDEX)
     assert items == []
+
+
+def test_text_left_in_the_head_is_not_the_pages_first_section() -> None:
+    # Node.js's template leaves a placeholder in <head>; the parser moves it to <body>.
+    page = """<html><head><title>File system</title>
+    __JS_FLAVORED_DYNAMIC_CSS__
+    </head><body><h1 id="fs">File system</h1><p>The fs module.</p></body></html>"""
+    assert read_page(page)[1] == [Heading("File system", "fs", slug=False), "The fs module."]
+    # Without a <body> tag leading text is the page's own.
+    assert read_page("Opening words.<h1>Title</h1><p>Body.</p>")[1][0] == "Opening words."

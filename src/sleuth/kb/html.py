@@ -40,6 +40,7 @@ contents, "The modules described in this chapter...").
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any
 
 from selectolax.lexbor import LexborHTMLParser
@@ -97,6 +98,7 @@ _BLOCKS = frozenset(
 )  # fmt: skip
 _CELLS = frozenset({"td", "th"})
 _LEFT_OUT = f"{CHROME}, {ADMONITION_LABELS}"
+_BODY_TAG = re.compile(r"<body[\s>]", re.IGNORECASE)
 
 
 def read_page(source: str | bytes) -> tuple[str | None, Items]:
@@ -115,6 +117,8 @@ def read_page(source: str | bytes) -> tuple[str | None, Items]:
         return title, []
     for node in root.css(_LEFT_OUT):
         node.decompose()
+    if tree.body is not None:
+        _drop_text_from_head(tree.body, source)
     walker = _Walker(_Fragments(tree.root))
     walker.walk(root)
     walker.flush()
@@ -138,6 +142,32 @@ def _prose(items: Items, prose: set[int]) -> Items:
                 heading = None
             kept.append(item)
     return kept
+
+
+def _drop_text_from_head(body: Any, source: str | bytes) -> None:
+    """Leaves out the text before the body's first element that stood before `<body>`
+    in the source: text in `<head>` (a template's placeholder left in, Node.js's
+    `__JS_FLAVORED_DYNAMIC_CSS__`) ends the head, and the parser moves it into the
+    body. A page without a `<body>` tag keeps its leading text."""
+    text = body.child
+    while text is not None and text.tag == "-text":
+        words = text.text_content.strip()
+        if words:
+            break
+        text = text.next
+    if text is None or text.tag != "-text":
+        return
+    raw = source if isinstance(source, str) else source.decode("utf-8", "replace")
+    body_tag = _BODY_TAG.search(raw)
+    if body_tag is None:
+        return
+    while text is not None and text.tag == "-text":
+        after = text.next
+        words = text.text_content.strip()
+        if words and words not in raw[: body_tag.start()]:
+            return
+        text.decompose()
+        text = after
 
 
 def _content_root(tree: Any) -> Any:

@@ -389,11 +389,19 @@ such as dates and times, fixed-type arrays, heap queues and enumerations.</p>
 <p>See <a href="types.html">the built-in types</a>.</p>
 <ul>{_toctree(30)}</ul></section></div></body></html>"""
 
+
+def _index_entries(entries: int) -> str:
+    return "".join(
+        f'<li><a href="m{n}.html#abs">abs() (built-in function)</a>, '
+        f'<a href="m{n}.html#x">[{n}]</a></li>'
+        for n in range(entries)
+    )
+
+
 # A back-of-book index: short entries, every one a link.
 GENINDEX = f"""<html><head><title>Index</title></head><body><div role="main">
 <h1 id="index">Index</h1><h2 id="A">A</h2>
-<table><tr><td><ul>{"".join(f'<li><a href="m{n}.html#abs">abs() (built-in function)</a>, '
-f'<a href="m{n}.html#x">[{n}]</a></li>' for n in range(40))}</ul></td></tr></table>
+<table><tr><td><ul>{_index_entries(40)}</ul></td></tr></table>
 <p>Index generated.</p></div></body></html>"""
 
 
@@ -416,3 +424,39 @@ def test_text_left_in_the_head_is_not_the_pages_first_section() -> None:
     assert read_page(page)[1] == [Heading("File system", "fs", slug=False), "The fs module."]
     # Without a <body> tag leading text is the page's own.
     assert read_page("Opening words.<h1>Title</h1><p>Body.</p>")[1][0] == "Opening words."
+
+
+# rustdoc 1.63 (rust-doc, cargo's crates): a type's page.
+RUSTDOC_TYPE = """<html><head><title>Thing in demo - Rust</title></head>
+<body class="rustdoc struct"><main><div class="width-limiter"><section id="main-content">
+<div class="main-heading"><h1 class="fqn"><span class="in-band">Struct
+<a href="index.html">demo</a>::<a class="struct" href="#">Thing</a><button id="copy-path"
+title="Copy item path">
+<img src="clipboard.svg" alt="Copy item path"></button></span></h1>
+<span class="out-of-band"><span class="since">1.0.0</span> · <a class="srclink" href="s.html">
+source</a> · <a id="toggle-all-docs" href="javascript:void(0)">[<span class="inner">−</span>]
+</a></span></div>
+<div class="docblock"><p>A thing that holds bytes.</p></div>
+<h2 id="implementations">Implementations</h2>
+<section id="method.bytes" class="method"><span class="rightside"><span class="since">1.2.0
+</span> · <a class="srclink" href="s.html#9">source</a></span><h4 class="code-header">pub fn
+<a href="#method.bytes" class="fnname">bytes</a>(&amp;self) -&gt; &amp;[u8]<span
+class="notable-traits">
+<span class="notable-traits-tooltip">ⓘ<span class="notable-traits-tooltiptext">Notable traits
+for &amp;[u8]</span></span></span></h4></section>
+<div class="docblock"><p>The bytes it holds.</p></div>
+<h2 id="blanket-implementations">Blanket Implementations</h2>
+<div id="blanket-implementations-list"><section id="impl-Any" class="impl"><h3 class="code-header">
+impl&lt;T&gt; Any for T</h3></section><div class="docblock"><p>Gets the TypeId of self.</p></div>
+</div></section></div></main></body></html>"""
+
+
+def test_rustdocs_labels_tooltips_and_blanket_implementations_are_chrome() -> None:
+    _title, items = read_page(RUSTDOC_TYPE)
+    assert items == [
+        Heading("Struct demo::Thing", "main-content", slug=False),  # not the button's id
+        "A thing that holds bytes.",
+        Heading("Implementations", "implementations", slug=False),
+        Heading("pub fn bytes(&self) -> &[u8]", "method.bytes", slug=False),
+        "The bytes it holds.",
+    ]

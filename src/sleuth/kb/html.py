@@ -68,9 +68,13 @@ CHROME = (
     ".sub-nav, .top-nav, .bottom-nav, .skip-nav, "  # Javadoc
     "#hd, #ft, #bd > .yui-b, "  # YUI grids' header, footer, side column (Django's docs)
     "#footer-text, details#toc, "  # AsciiDoc's "Last updated", Node.js's table of contents
-    # What SQLite's own site search skips (logo, slogan, menus), but for the page's heading;
-    # rustdoc's "Expand description" toggle.
-    ".nosearch > :not(h1, h2, h3, h4, h5, h6), summary.hideme"
+    # What SQLite's own site search skips (logo, slogan, menus), but for the page's heading.
+    ".nosearch > :not(h1, h2, h3, h4, h5, h6), "
+    # rustdoc: the "Expand description" toggle; "1.0.0 · source · [−]" beside a heading;
+    # the "ⓘ" tooltips of a signature and an example; the blanket implementations, the
+    # same on every type's page (From<T> for T, Any, ...).
+    "summary.hideme, .rustdoc :is(.rightside, .out-of-band, .notable-traits, .information, "
+    "#blanket-implementations, #blanket-implementations-list)"
 )
 #: Labels of admonitions ("Note", "Tip", "Warning"): DocBook gives them an `<h3>`, which
 #: would cut the section around them into a section called "Note" (PostgreSQL has 450).
@@ -436,7 +440,7 @@ def _anchor_of(heading: Any, fragments: _Fragments) -> str | None:
         return str(own)
     inner = [
         (node, str(value))
-        for node in heading.css("[id], a[name]")
+        for node in heading.css("[id]:not(button), a[name]")  # rustdoc's "#copy-path"
         if (value := node.attributes.get("id") or node.attributes.get("name"))
     ]
     if len(inner) > 1:

@@ -460,3 +460,30 @@ def test_rustdocs_labels_tooltips_and_blanket_implementations_are_chrome() -> No
         Heading("pub fn bytes(&self) -> &[u8]", "method.bytes", slug=False),
         "The bytes it holds.",
     ]
+
+
+def _implementors(types: int) -> str:
+    return "".join(
+        f'<section id="impl-Add-for-t{n}" class="impl"><h3 class="code-header">impl '
+        f'<a class="trait" href="trait.Add.html">Add</a>&lt;<a href="t{n}.html">Type{n}</a>&gt; '
+        f'for <a href="t{n}.html">Type{n}</a></h3></section>'
+        for n in range(types)
+    )
+
+
+# A trait with many implementors: rustdoc's headings link every type they name.
+RUSTDOC_TRAIT = f"""<html><body class="rustdoc trait"><main><section id="main-content">
+<h1 class="fqn">Trait <a href="index.html">demo</a>::<a href="#">Add</a></h1>
+<div class="docblock"><p>The addition operator <code>+</code>.</p></div>
+<h2 id="implementors">Implementors</h2><div id="implementors-list">{_implementors(40)}</div>
+</section></main></body></html>"""
+
+
+def test_links_in_headings_do_not_make_a_page_of_links() -> None:
+    _title, items = read_page(RUSTDOC_TRAIT)
+    assert items[:3] == [
+        Heading("Trait demo::Add", "main-content", slug=False),
+        "The addition operator +.",
+        Heading("Implementors", "implementors", slug=False),
+    ]
+    assert Heading("impl Add<Type39> for Type39", "impl-Add-for-t39", slug=False) in items

@@ -240,7 +240,10 @@ class _Walker:
                 else:  # the line breaks between blocks: nothing to read, flush is spared
                     self._blank = True
             elif tag in _HEADINGS:
-                self._heading(child, self._counted(child))
+                # Its links are not counted: rustdoc's headings link every type they
+                # name (`impl Add<u8> for u8`), and 30 traits of the standard library
+                # with many implementors read as pages of links, text and all.
+                self._heading(child, self._counted(child, links=False))
             elif tag == "pre":
                 self.flush()
                 code = self._counted(child, joined=False).strip("\n")
@@ -276,13 +279,14 @@ class _Walker:
                     self.walk(child)
             child = child.next
 
-    def _counted(self, node: Any, *, joined: bool = True) -> str:
-        """The text of an element read whole (a heading, code), counted for the page."""
+    def _counted(self, node: Any, *, joined: bool = True, links: bool = True) -> str:
+        """The text of an element read whole (a heading, code), counted for the page
+        (with the text of its links, unless not `links`)."""
         text = node.text(deep=True)
         words = text.split()
         self._page_chars += len("".join(words))
         child = node.child
-        if child is None or child.next is not None or child.tag != "-text":
+        if links and (child is None or child.next is not None or child.tag != "-text"):
             # Only an element that is not one text (most code is one) can hold links.
             self._page_link_chars += sum(
                 len("".join(link.text(deep=True).split())) for link in node.css("a[href]")

@@ -25,11 +25,12 @@ Python library's entries): the heading takes the qualified name from the id, so 
 question naming the class finds its members.
 
 A block whose text is nearly all links (`LINK_DENSITY`) is left out too, and so is
-the text of a page that is mostly links (`LINK_DENSITY_PAGE`, kept by its title):
-tables of contents, back-of-book indexes and link lists point elsewhere and answer
-nothing. Such a page keeps only its prose, under its headings: paragraphs without a
-link of `PROSE_MIN_CHARS` or more (a chapter's introduction above its table of
-contents, "The modules described in this chapter...").
+the text of a page that is mostly links (`LINK_DENSITY_PAGE`, kept by its title; the
+links in its headings do not count): tables of contents, back-of-book indexes and
+link lists point elsewhere and answer nothing. Such a page keeps only its prose,
+under its headings: paragraphs without a link of `PROSE_MIN_CHARS` or more (a
+chapter's introduction above its table of contents, "The modules described in this
+chapter...").
 
 >>> _title, items = read_page('<body><nav>Home</nav><main><section id="use"><h2>Use '
 ...     '<a class="headerlink" href="#use">¶</a></h2><p>Run it.</p></section></main></body>')
@@ -154,10 +155,7 @@ def _drop_text_from_head(body: Any, source: str | bytes) -> None:
     `__JS_FLAVORED_DYNAMIC_CSS__`) ends the head, and the parser moves it into the
     body. A page without a `<body>` tag keeps its leading text."""
     text = body.child
-    while text is not None and text.tag == "-text":
-        words = text.text_content.strip()
-        if words:
-            break
+    while text is not None and text.tag == "-text" and not text.text_content.strip():
         text = text.next
     if text is None or text.tag != "-text":
         return
@@ -241,8 +239,8 @@ class _Walker:
                     self._blank = True
             elif tag in _HEADINGS:
                 # Its links are not counted: rustdoc's headings link every type they
-                # name (`impl Add<u8> for u8`), and 30 traits of the standard library
-                # with many implementors read as pages of links, text and all.
+                # name (`impl Add<u8> for u8`), and a trait with many implementors
+                # (`std::ops::Add`) read as a page of links, text and all.
                 self._heading(child, self._counted(child, links=False))
             elif tag == "pre":
                 self.flush()

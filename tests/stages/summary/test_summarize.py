@@ -388,3 +388,25 @@ def test_a_knowledge_base_intro_and_the_example_it_introduces_is_one_sentence() 
     assert summarize([row], ["rename", "column"], "en", uncut=["local"]) == []
     cut = item(f"{snippet} …", "Modifying Tables", providers=("local",))
     assert summarize([cut], ["rename", "column"], "en", uncut=["local"]) == []
+
+
+def test_a_knowledge_base_first_result_is_quoted_when_it_has_a_sentence() -> None:
+    # The knowledge base ranked the page first on its whole section; the summary sees
+    # only snippets, where other pages hold more of the query's words. From web back
+    # ends rank and summary read the same snippets, and the summary's choice stands.
+    first = item("Use -C to change to the directory first.", "tar", providers=("local",))
+    others = [
+        item(text, providers=("local",))
+        for text in (
+            "Each gzip file archive is replaced by one with the extension .gz.",
+            "The zip file archive format keeps a directory of its members.",
+            "A cpio file archive can be read on any platform.",
+        )
+    ]
+    terms = ["unpack", "gzip", "zip", "file", "archive", "directory"]
+    before = summarize([first, *others], terms, "en")  # as a web answer: no lead
+    assert [s.citations[0].result for s in before] == [1, 2]
+    quoted = summarize([first, *others], terms, "en", uncut=["local"])
+    assert [s.citations[0].result for s in quoted] == [0, 1, 2]
+    assert quoted[0].text == first.snippet
+    assert_cited_exactly(quoted, [first, *others])

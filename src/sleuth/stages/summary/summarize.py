@@ -36,7 +36,13 @@ How sentences are chosen:
    sentence more similar than `max_similarity` to a chosen one is never taken (the same
    sentence syndicated by two sites is said once), and at most `max_per_result`
    sentences come from one result.
-4. The chosen sentences are ordered by (result rank, position in the snippet), not by
+4. A first result from a back end named in `uncut` (the knowledge base) is quoted when
+   it has a candidate: if none of its sentences was picked, its most relevant one
+   takes the place of the last picked. The knowledge base ranked it first on the
+   whole section (title, headings, text), which the summary does not see; on a web
+   result rank and summary read the same title and snippet, and the summary's choice
+   stands.
+5. The chosen sentences are ordered by (result rank, position in the snippet), not by
    score: the summary reads in the order the results are listed, sentences of one
    snippet keep their order, and each citation index only grows.
 
@@ -196,6 +202,8 @@ def summarize(
     query = frozenset(_stem(token) for term in query_terms for token in tokens(term))
     candidates = _candidates(results, query, language, settings, frozenset(uncut))
     chosen = _select(candidates, settings)
+    if results and uncut and set(uncut).issuperset(results[0].providers):
+        chosen = _led_by_first(chosen, candidates, settings)
     chosen.sort(key=lambda c: (c.result, c.start))
     return [
         SummarySentence(
@@ -359,6 +367,24 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     shared = len(a & b)
     union = len(a) + len(b) - shared  # counted, not built
     return shared / union if union else 0.0
+
+
+def _led_by_first(
+    chosen: list[_Candidate], candidates: list[_Candidate], settings: SummarySettings
+) -> list[_Candidate]:
+    """`chosen` (in the order picked) with the first result's most relevant candidate
+    among them: in the place of the last picked, and of more while it does not fit
+    `max_chars`."""
+    if not chosen or any(c.result == 0 for c in chosen):
+        return chosen
+    firsts = [c for c in candidates if c.result == 0]
+    if not firsts:
+        return chosen
+    lead = max(firsts, key=lambda c: c.relevance)
+    kept = chosen[: settings.max_sentences - 1]
+    while kept and len(lead.text) + sum(len(c.text) for c in kept) > settings.max_chars:
+        kept.pop()
+    return [lead, *kept]
 
 
 def _select(candidates: list[_Candidate], settings: SummarySettings) -> list[_Candidate]:

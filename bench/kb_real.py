@@ -27,6 +27,10 @@ installed) asks 300 of its API names (`fs.readFile`) by name, the pages indexed 
 installed, with `all.html`, which holds every page again: a whole-book page must not
 come first in the place of the page it copies.
 
+`--rust-docs DIR` (default: Debian's rust-doc, /usr/share/doc/rust-doc/html/std, when
+installed) asks the standard library's structs, enums, traits, macros and functions by
+name, the pages indexed as rustdoc writes them.
+
 `--man-pages DIR` (default: /usr/share/man/zh_CN, when manpages-zh is installed) asks
 the Chinese questions again of the man pages as installed, their roff source
 compressed, in a knowledge base of their own beside one of the rendered `zh/` pages:
@@ -84,6 +88,7 @@ QUESTIONS = Path(__file__).resolve().parents[2] / "shared/bench-data/kb-dev/ques
 PYTHON_DOCS = Path("/usr/share/doc/python3.11-doc/html")  # Debian's python3.11-doc
 ZH_MAN_PAGES = Path("/usr/share/man/zh_CN")  # Debian's manpages-zh, as installed
 NODE_DOCS = Path("/usr/share/doc/nodejs/api")  # Debian's nodejs-doc
+RUST_DOCS = Path("/usr/share/doc/rust-doc/html/std")  # Debian's rust-doc
 _NODE_API_NAME = re.compile(r"<h[34]>(?:<code>)?([a-zA-Z_]\w*(?:\.\w+)+)\(")
 _API_ENTRY = re.compile(r'<dt class="sig sig-object py" id="([^"]+)"')
 _INDEX_ENTRY = re.compile(r'<dt id="ientry-[^"]+">(.*?)</dt>')
@@ -104,6 +109,7 @@ def main() -> None:
     parser.add_argument("--api-docs", type=Path, default=PYTHON_DOCS)
     parser.add_argument("--man-pages", type=Path, default=ZH_MAN_PAGES)
     parser.add_argument("--node-docs", type=Path, default=NODE_DOCS)
+    parser.add_argument("--rust-docs", type=Path, default=RUST_DOCS)
     args = parser.parse_args()
     if not (args.corpus / "en").is_dir():
         sys.exit(f"no corpus at {args.corpus}: run make_corpus.sh {args.corpus} as root first")
@@ -153,6 +159,8 @@ def main() -> None:
         print_confidence(confidences)
         if (args.node_docs / "all.html").is_file():
             print_node_lookup(args.node_docs, Path(tmp) / "node.sqlite")
+        if (args.rust_docs / "index.html").is_file():
+            print_rust_lookup(args.rust_docs, Path(tmp) / "rust.sqlite")
         if shutil.which("dpkg") and args.man_pages.is_dir():
             print_installed_man_pages(args.man_pages, args.corpus / "zh", questions["zh"], tmp)
         extra = list(args.scale)
@@ -547,6 +555,34 @@ def print_node_lookup(docs: Path, db: Path, sample: int = 300) -> None:
         f"Node.js API names, sleuth: {len(drawn)} asked by name, page hit@1"
         f" {hit1 / len(drawn):.2f} hit@5 {hit5 / len(drawn):.2f}, all.html first {book}"
     )
+
+
+_RUSTDOC_ITEM = re.compile(r"^(struct|enum|trait|macro|fn)\.(\w+)\.html$")
+
+
+def print_rust_lookup(docs: Path, db: Path) -> None:
+    """The standard library's items asked by name (`HashMap`, `BufRead`, `vec`), as
+    rustdoc lays them out (`collections/hash_map/struct.HashMap.html`): each name one
+    page of its kind has (a name of two, `Iter`, or a redirect stub, is left out); a
+    hit is that page, per kind. The pages are indexed as installed."""
+    index_timed(db, docs, docs.name)
+    pages: dict[tuple[str, str], list[str]] = {}
+    for page in sorted(docs.rglob("*.html")):
+        item = _RUSTDOC_ITEM.match(page.name)
+        if item and "Redirecting to" not in page.read_text(encoding="utf-8")[:2000]:
+            pages.setdefault((item.group(1), item.group(2)), []).append(
+                page.relative_to(docs).as_posix()
+            )
+    figures = []
+    for kind in ("struct", "enum", "trait", "macro", "fn"):
+        names = [(name, found[0]) for (k, name), found in pages.items() if k == kind]
+        names = [(name, page) for name, page in names if len(pages[(kind, name)]) == 1]
+        got = [[hit["path"] for hit in search(db, name, 5)] for name, _page in names]
+        hit1 = sum(bool(g) and g[0] == page for g, (_, page) in zip(got, names, strict=True))
+        hit5 = sum(page in g for g, (_, page) in zip(got, names, strict=True))
+        n = len(names) or 1
+        figures.append(f"{kind} {len(names)}: {hit1 / n:.2f} / {hit5 / n:.2f}")
+    print("Rust std items by name, sleuth, hit@1 / hit@5: " + "; ".join(figures))
 
 
 Outcome = tuple[float, bool]  # an answer's confidence, and whether its first page is right

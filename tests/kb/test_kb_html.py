@@ -487,3 +487,34 @@ def test_links_in_headings_do_not_make_a_page_of_links() -> None:
         Heading("Implementors", "implementors", slug=False),
     ]
     assert Heading("impl Add<Type39> for Type39", "impl-Add-for-t39", slug=False) in items
+
+
+# Texinfo 6.8 (makeinfo): a node of Octave's manual, its navigation above and below.
+TEXINFO_NODE = """<html><head><meta name="Generator" content="makeinfo"></head>
+<body lang="en"><div class="section" id="Special-Utility-Matrices"><div class="header"><p>
+Next: <a href="Famous.html" accesskey="n" rel="next">Famous Matrices</a>, Up: <a href="M.html"
+accesskey="u" rel="up">Matrix Manipulation</a> &nbsp; [<a href="index.html#SEC_Contents"
+title="Table of contents" rel="contents">Contents</a>]</p></div>
+<h3 class="section">16.3 Special Utility Matrices</h3>
+<dl class="def"><dt id="index-eye"><span class="category">: </span><span><strong>eye</strong>
+<em>(<var>n</var>)</em><a href="#index-eye" class="copiable-anchor"> &para;</a></span></dt>
+<dd><p>Return an identity matrix.</p></dd></dl><p>Also see zeros.</p>
+<hr><div class="header"><p>Next: <a href="Famous.html">Famous Matrices</a> &nbsp;
+[<a href="index.html#SEC_Contents" title="Table of contents" rel="contents">Contents</a>]</p>
+</div></div></body></html>"""
+
+
+def test_texinfos_node_navigation_and_empty_category_are_left_out() -> None:
+    _title, items = read_page(TEXINFO_NODE)
+    assert items == [
+        Heading("16.3 Special Utility Matrices", "Special-Utility-Matrices", slug=False),
+        Heading("eye (n)", "index-eye", slug=False),
+        "Return an identity matrix.",
+        Heading("16.3 Special Utility Matrices", "Special-Utility-Matrices", slug=False),
+        "Also see zeros.",
+    ]
+    # A header that is not Texinfo's navigation stays.
+    assert read_page('<div class="header"><h1 id="t">Title</h1><p>Text.</p></div>')[1] == [
+        Heading("Title", "t", slug=False),
+        "Text.",
+    ]

@@ -53,7 +53,7 @@ Items = list[Heading | str]
 #: Elements that are page chrome, not content (CSS selectors), from the generators
 #: sleuth is tried on: plain HTML5 landmarks, Sphinx, MkDocs/Material, Docusaurus,
 #: DocBook (PostgreSQL), Doxygen, Javadoc, Django's theme, AsciiDoc (git), Node.js,
-#: SQLite's pages, rustdoc.
+#: SQLite's pages, rustdoc, Texinfo.
 #: An id alone is not enough (`#sidebar`, `#toc`, `#footer` are sections or API
 #: entries of docutils' and Sphinx's own docs): each is the generator's own markup.
 CHROME = (
@@ -71,6 +71,9 @@ CHROME = (
     "#footer-text, details#toc, "  # AsciiDoc's "Last updated", Node.js's table of contents
     # What SQLite's own site search skips (logo, slogan, menus), but for the page's heading.
     ".nosearch > :not(h1, h2, h3, h4, h5, h6), "
+    # Texinfo's "Next: …, Previous: …, Up: … [Contents][Index]" above every node (6.x
+    # `div.header`, 7.x `div.nav-panel`, older `div.node`): bash's, R's, Octave's manuals.
+    ":is(div.header, div.nav-panel, div.node):has(a[rel=next], a[rel=prev], a[rel=contents]), "
     # rustdoc: the "Expand description" toggle; "1.0.0 · source · [−]" beside a heading;
     # the "ⓘ" tooltips of a signature and an example; the blanket implementations, the
     # same on every type's page (From<T> for T, Any, ...).
@@ -293,7 +296,8 @@ class _Walker:
 
     def _heading(self, node: Any, text: str, *, api: bool = False) -> None:
         self.flush()
-        text = _without_marks(node, text)
+        # Texinfo 6.8 writes a definition's empty category as ": " (": zeros (n)").
+        text = _without_marks(node, text).removeprefix(": ")
         if text:
             if api:  # a `dt` is walked as an entry only when it has an id
                 anchor: str | None = str(node.id)

@@ -373,12 +373,15 @@ def test_a_listings_line_numbers_are_not_code_of_their_own() -> None:
     assert items == ['fn main() {\n    println!("{}", 42);\n}', "1\n3", "      0\n  1       2"]
 
 
-def _toctree(entries: int) -> str:
-    return "".join(
-        f'<li class="toctree-l1"><a class="reference internal" href="m{n}.html">'
-        f"<code>module{n}</code> — Module number {n}</a></li>"
-        for n in range(entries)
-    )
+def _repeated(entry: str, times: int) -> str:
+    """`entry` `times` over, its `{n}` counting from 0: a long list of links."""
+    return "".join(entry.format(n=n) for n in range(times))
+
+
+TOCTREE_ENTRY = (
+    '<li class="toctree-l1"><a class="reference internal" href="m{n}.html">'
+    "<code>module{n}</code> — Module number {n}</a></li>"
+)
 
 
 # A Sphinx chapter: an introduction above a long table of contents.
@@ -387,21 +390,19 @@ CHAPTER = f"""<html><head><title>Data Types</title></head><body><div role="main"
 <p>The modules described in this chapter provide a variety of specialized data types
 such as dates and times, fixed-type arrays, heap queues and enumerations.</p>
 <p>See <a href="types.html">the built-in types</a>.</p>
-<ul>{_toctree(30)}</ul></section></div></body></html>"""
+<ul>{_repeated(TOCTREE_ENTRY, 30)}</ul></section></div></body></html>"""
 
 
-def _index_entries(entries: int) -> str:
-    return "".join(
-        f'<li><a href="m{n}.html#abs">abs() (built-in function)</a>, '
-        f'<a href="m{n}.html#x">[{n}]</a></li>'
-        for n in range(entries)
-    )
+INDEX_ENTRY = (
+    '<li><a href="m{n}.html#abs">abs() (built-in function)</a>, '
+    '<a href="m{n}.html#x">[{n}]</a></li>'
+)
 
 
 # A back-of-book index: short entries, every one a link.
 GENINDEX = f"""<html><head><title>Index</title></head><body><div role="main">
 <h1 id="index">Index</h1><h2 id="A">A</h2>
-<table><tr><td><ul>{_index_entries(40)}</ul></td></tr></table>
+<table><tr><td><ul>{_repeated(INDEX_ENTRY, 40)}</ul></td></tr></table>
 <p>Index generated.</p></div></body></html>"""
 
 
@@ -462,20 +463,19 @@ def test_rustdocs_labels_tooltips_and_blanket_implementations_are_chrome() -> No
     ]
 
 
-def _implementors(types: int) -> str:
-    return "".join(
-        f'<section id="impl-Add-for-t{n}" class="impl"><h3 class="code-header">impl '
-        f'<a class="trait" href="trait.Add.html">Add</a>&lt;<a href="t{n}.html">Type{n}</a>&gt; '
-        f'for <a href="t{n}.html">Type{n}</a></h3></section>'
-        for n in range(types)
-    )
+IMPLEMENTOR = (
+    '<section id="impl-Add-for-t{n}" class="impl"><h3 class="code-header">impl '
+    '<a class="trait" href="trait.Add.html">Add</a>&lt;<a href="t{n}.html">Type{n}</a>&gt; '
+    'for <a href="t{n}.html">Type{n}</a></h3></section>'
+)
 
 
 # A trait with many implementors: rustdoc's headings link every type they name.
 RUSTDOC_TRAIT = f"""<html><body class="rustdoc trait"><main><section id="main-content">
 <h1 class="fqn">Trait <a href="index.html">demo</a>::<a href="#">Add</a></h1>
 <div class="docblock"><p>The addition operator <code>+</code>.</p></div>
-<h2 id="implementors">Implementors</h2><div id="implementors-list">{_implementors(40)}</div>
+<h2 id="implementors">Implementors</h2>
+<div id="implementors-list">{_repeated(IMPLEMENTOR, 40)}</div>
 </section></main></body></html>"""
 
 

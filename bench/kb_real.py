@@ -575,8 +575,9 @@ def print_rust_lookup(docs: Path, db: Path) -> None:
             )
     figures = []
     for kind in ("struct", "enum", "trait", "macro", "fn"):
-        names = [(name, found[0]) for (k, name), found in pages.items() if k == kind]
-        names = [(name, page) for name, page in names if len(pages[(kind, name)]) == 1]
+        names = [
+            (name, found[0]) for (k, name), found in pages.items() if k == kind and len(found) == 1
+        ]
         got = [[hit["path"] for hit in search(db, name, 5)] for name, _page in names]
         hit1 = sum(bool(g) and g[0] == page for g, (_, page) in zip(got, names, strict=True))
         hit5 = sum(page in g for g, (_, page) in zip(got, names, strict=True))

@@ -166,10 +166,11 @@ def _drop_text_from_head(body: Any, source: str | bytes) -> None:
     body_tag = _BODY_TAG.search(raw)
     if body_tag is None:
         return
+    head = raw[: body_tag.start()]
     while text is not None and text.tag == "-text":
         after = text.next
         words = text.text_content.strip()
-        if words and words not in raw[: body_tag.start()]:
+        if words and words not in head:
             return
         text.decompose()
         text = after

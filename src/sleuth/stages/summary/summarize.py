@@ -37,8 +37,8 @@ How sentences are chosen:
    sentence syndicated by two sites is said once), and at most `max_per_result`
    sentences come from one result.
 4. A first result from a back end named in `uncut` (the knowledge base) is quoted when
-   it has a candidate: if none of its sentences was picked, its most relevant one
-   takes the place of the last picked. The knowledge base ranked it first on the
+   it has a candidate: if none of its sentences was picked, the pick is made again
+   with its most relevant one first. The knowledge base ranked it first on the
    whole section (title, headings, text), which the summary does not see; on a web
    result rank and summary read the same title and snippet, and the summary's choice
    stands.
@@ -203,7 +203,9 @@ def summarize(
     candidates = _candidates(results, query, language, settings, frozenset(uncut))
     chosen = _select(candidates, settings)
     if results and uncut and set(uncut).issuperset(results[0].providers):
-        chosen = _led_by_first(chosen, candidates, settings)
+        firsts = [c for c in candidates if c.result == 0]
+        if firsts and all(c.result != 0 for c in chosen):
+            chosen = _select(candidates, settings, lead=max(firsts, key=lambda c: c.relevance))
     chosen.sort(key=lambda c: (c.result, c.start))
     return [
         SummarySentence(
@@ -369,33 +371,22 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return shared / union if union else 0.0
 
 
-def _led_by_first(
-    chosen: list[_Candidate], candidates: list[_Candidate], settings: SummarySettings
+def _select(
+    candidates: list[_Candidate], settings: SummarySettings, lead: _Candidate | None = None
 ) -> list[_Candidate]:
-    """`chosen` (in the order picked) with the first result's most relevant candidate
-    among them: in the place of the last picked, and of more while it does not fit
-    `max_chars`."""
-    if not chosen or any(c.result == 0 for c in chosen):
-        return chosen
-    firsts = [c for c in candidates if c.result == 0]
-    if not firsts:
-        return chosen
-    lead = max(firsts, key=lambda c: c.relevance)
-    kept = chosen[: settings.max_sentences - 1]
-    while kept and len(lead.text) + sum(len(c.text) for c in kept) > settings.max_chars:
-        kept.pop()
-    return [lead, *kept]
-
-
-def _select(candidates: list[_Candidate], settings: SummarySettings) -> list[_Candidate]:
-    """Maximal marginal relevance under the sentence, character and per-result limits."""
+    """Maximal marginal relevance under the sentence, character and per-result limits;
+    `lead`, one of `candidates`, picked first whatever its relevance."""
     if not candidates:
         return []
     top = max(c.relevance for c in candidates)
     # Highest relevance first, then rank and position: ties resolve the same way every run.
     pool = sorted(candidates, key=lambda c: (-c.relevance, c.result, c.start))
     # a sentence far less relevant than the best costs the caller context for little
-    pool = [c for c in pool[: settings.mmr_pool] if c.relevance >= settings.min_relevance * top]
+    pool = [
+        c
+        for c in pool[: settings.mmr_pool]
+        if c.relevance >= settings.min_relevance * top and c is not lead
+    ]
     similarity = [0.0] * len(pool)  # to the closest sentence chosen so far
     alive = [True] * len(pool)
     chosen: list[_Candidate] = []
@@ -403,20 +394,23 @@ def _select(candidates: list[_Candidate], settings: SummarySettings) -> list[_Ca
     used = 0
     lam = settings.mmr_lambda
     while len(chosen) < settings.max_sentences:
-        best = -1
-        best_score = float("-inf")
-        for i, candidate in enumerate(pool):
-            if not alive[i] or per_result.get(candidate.result, 0) >= settings.max_per_result:
-                continue
-            if chosen and used + len(candidate.text) > settings.max_chars:
-                continue
-            score = lam * candidate.relevance / top - (1.0 - lam) * similarity[i]
-            if score > best_score:
-                best, best_score = i, score
-        if best < 0:
-            break
-        picked = pool[best]
-        alive[best] = False
+        if lead is not None:
+            picked, lead = lead, None
+        else:
+            best = -1
+            best_score = float("-inf")
+            for i, candidate in enumerate(pool):
+                if not alive[i] or per_result.get(candidate.result, 0) >= settings.max_per_result:
+                    continue
+                if chosen and used + len(candidate.text) > settings.max_chars:
+                    continue
+                score = lam * candidate.relevance / top - (1.0 - lam) * similarity[i]
+                if score > best_score:
+                    best, best_score = i, score
+            if best < 0:
+                break
+            picked = pool[best]
+            alive[best] = False
         chosen.append(picked)
         per_result[picked.result] = per_result.get(picked.result, 0) + 1
         used += len(picked.text)

@@ -20,7 +20,9 @@ authors, many more lookups than questions.
 
 `--api-docs DIR` (default: Debian's python3.11-doc, when installed) is a known-item
 check on documentation the questions do not cover: 300 API entries of the Python
-library reference drawn at random, asked by their ids.
+library reference drawn at random, asked by their ids. For these and the book index's
+terms, the whole pipeline's summary is read too: how often it opens on the right page,
+and how often it is empty.
 
 `--node-docs DIR` (default: Debian's nodejs-doc, /usr/share/doc/nodejs/api, when
 installed) asks 300 of its API names (`fs.readFile`) by name, the pages indexed as
@@ -147,7 +149,9 @@ def main() -> None:
             for name, ranker in rankers.items():
                 print_lookup(f"index terms, {name}", terms, ranker, "en/")
             lookups = [(term, [page]) for term, page in terms]
-            confidences["book index"] = confidence_outcomes(pipeline_answers(db, state, lookups))
+            answers = pipeline_answers(db, state, lookups)
+            print_lookup_summaries("book index", answers)
+            confidences["book index"] = confidence_outcomes(answers)
         print_latency(db, asked, args.repeat, "sleuth")
         print_incremental(args.corpus / "en", Path(tmp) / "incremental")
         if (args.api_docs / "library").is_dir():
@@ -155,7 +159,9 @@ def main() -> None:
             drawn = print_api_lookup(args.api_docs, api, not args.no_bm25s)
             lookups = [(entry, [page]) for entry, page in drawn]
             api_state = Path(tmp) / "api-state.sqlite"
-            confidences["API"] = confidence_outcomes(pipeline_answers(api, api_state, lookups))
+            answers = pipeline_answers(api, api_state, lookups)
+            print_lookup_summaries("API by id", answers)
+            confidences["API"] = confidence_outcomes(answers)
         print_confidence(confidences)
         if (args.node_docs / "all.html").is_file():
             print_node_lookup(args.node_docs, Path(tmp) / "node.sqlite")
@@ -667,6 +673,18 @@ def print_summaries(lang: str, questions: list[dict[str, Any]], answers: list[An
             f" sentences {sum(cited)}/{len(cited)}{recall}"
         )
     print(f"summaries {lang} (pipeline, local only), right page: " + "; ".join(figures))
+
+
+def print_lookup_summaries(name: str, answers: list[Answer]) -> None:
+    """For lookups of one right page each: how often the summary opens on it, beside
+    how often the first result is it, and how many summaries are empty."""
+    first = sum(answer.first_right for answer in answers)
+    opening = sum(bool(a.cited_right) and a.cited_right[0] for a in answers)
+    empty = sum(not answer.summary for answer in answers)
+    print(
+        f"summaries {name} (pipeline, local only): {len(answers)} lookups, first result"
+        f" right {first}, summary opens on a right page {opening}, empty {empty}"
+    )
 
 
 def print_confidence(outcomes: dict[str, list[Outcome]]) -> None:

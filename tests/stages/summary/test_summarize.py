@@ -410,3 +410,72 @@ def test_a_knowledge_base_first_result_is_quoted_when_it_has_a_sentence() -> Non
     assert [s.citations[0].result for s in quoted] == [0, 1, 2]
     assert quoted[0].text == first.snippet
     assert_cited_exactly(quoted, [first, *others])
+
+
+def test_a_knowledge_base_first_result_without_a_whole_sentence_leads_with_a_prose_line() -> None:
+    # A man page's example line ends without a stop: it leads only for the knowledge
+    # base's first result, which has no whole sentence to quote.
+    example = "tar -xjf foo.tar.bz2 -C bar/ 把用 bzip 压缩的文件 foo.tar.bz2 提取到 bar 目录"
+    first = item(example, "tar — 应用举例", providers=("local",))
+    other = item(
+        "gzip 把每个文件压缩成扩展名为 .gz 的文件，解压时恢复原来的目录。", providers=("local",)
+    )
+    terms = ["tar.gz", "压缩", "解压", "目录"]
+
+    quoted = summarize([first, other], terms, "zh", uncut=["local"])
+    assert [s.text for s in quoted] == [example, other.snippet]
+    assert_cited_exactly(quoted, [first, other])
+    # The same line in second place, or from a web back end, is not a sentence.
+    assert [s.text for s in summarize([other, first], terms, "zh", uncut=["local"])] == [
+        other.snippet
+    ]
+    web = item(example, "tar", providers=("brave",))
+    assert [
+        s.citations[0].result for s in summarize([web, other], terms, "zh", uncut=["local"])
+    ] == [1]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "DENSE_RANK reserved reserved non-reserved",  # a table's row
+        "# systemctl enable foo.service 开机时启动这个服务单元",  # a prompt's command
+        "On successful completion, a MERGE command returns a command tag of the form",
+    ],
+)
+def test_a_table_row_a_command_or_a_sentence_cut_before_its_code_does_not_lead(line: str) -> None:
+    first = item(line, "MERGE", providers=("local",))
+    other = item("MERGE performs at most one action on each row of the target table.")
+
+    quoted = summarize([first, other], ["merge", "command", "row", "服务"], "en", uncut=["local"])
+    assert [s.citations[0].result for s in quoted] == [1]
+
+
+def test_a_knowledge_base_api_entry_found_by_its_name_leads_with_its_first_sentence() -> None:
+    # Asked by its id, an API entry is found by its heading; its text does not repeat
+    # the name, so no sentence holds a query token, yet it is the answer.
+    entry = item(
+        "Return an item if one is immediately available, else raise QueueEmpty."
+        " Changed in version 3.10: Removed the loop parameter.",
+        "Queues — asyncio.Queue.get_nowait()",
+        providers=("local",),
+    )
+    mention = item(
+        "Use asyncio.Queue.get_nowait to take an item without waiting for one.",
+        providers=("local",),
+    )
+    unrelated = item("A queue holds items in the order they were put.", providers=("local",))
+    terms = ["asyncio.queue.get_nowait"]
+
+    quoted = summarize([entry, mention], terms, "en", uncut=["local"])
+    assert [s.text for s in quoted] == [
+        "Return an item if one is immediately available, else raise QueueEmpty.",
+        mention.snippet,
+    ]
+    assert_cited_exactly(quoted, [entry, mention])
+    # A later result without a query token is never quoted; nor is a web result.
+    assert summarize([mention, unrelated], terms, "en", uncut=["local"]) == summarize(
+        [mention], terms, "en", uncut=["local"]
+    )
+    web = entry.model_copy(update={"providers": ["brave"]})
+    assert [s.citations[0].result for s in summarize([web, mention], terms, "en")] == [1]

@@ -41,7 +41,14 @@ How sentences are chosen:
    with its most relevant one first. The knowledge base ranked it first on the
    whole section (title, headings, text), which the summary does not see; on a web
    result rank and summary read the same title and snippet, and the summary's choice
-   stands.
+   stands. Where that result has no candidate, what may lead instead is, in this
+   order, a line of its passage that reads as prose (`_reads_as_prose`: a man page's
+   `tar -xjf foo.tar.bz2 -C bar/ 把用 bzip 压缩的文件 … 提取到 bar 目录`, which ends
+   without a stop), then its first whole sentence, though it holds no query token:
+   an API entry asked by name (`asyncio.Queue.get_nowait`) is found by its heading,
+   and its text ("Return an item if one is immediately available, else raise
+   QueueEmpty.") does not repeat the name. These are never taken otherwise, nor from
+   another result, and they weigh no query token.
 5. The chosen sentences are ordered by (result rank, position in the snippet), not by
    score: the summary reads in the order the results are listed, sentences of one
    snippet keep their order, and each citation index only grows.
@@ -86,6 +93,12 @@ _OPENING = "\"'“‘(（[【《「『¿¡$€£¥#"
 _ASCII_NON_LETTERS = bytes(code for code in range(128) if not chr(code).isalpha())
 # The least a query token weighs, however many sentences hold it.
 _MIN_WEIGHT = 0.1
+# What a line of prose without a stop has and a table row or a command line has not
+# (`_reads_as_prose`).
+_HAN_CLAUSE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]{4}")
+_PROMPTS = "#$>%"
+# A term (a few words at most), a dash with spaces around it, and what the term is.
+_DEFINITION = re.compile(r"[^\s—–-][^—–]{0,60}?\s[—–-]\s+(\S.*)")
 
 
 class SummarySettings(BaseModel):
@@ -180,6 +193,9 @@ class _Candidate(NamedTuple):  # a tuple: one is built per sentence of every sni
     text: str
     words: frozenset[str]
     relevance: float
+    # The first result's line without a stop, or sentence without a query token: only
+    # ever its lead (item 4 above).
+    lead_only: bool = False
 
 
 def summarize(
@@ -200,12 +216,18 @@ def summarize(
     if settings.max_sentences == 0:
         return []
     query = frozenset(_stem(token) for term in query_terms for token in tokens(term))
-    candidates = _candidates(results, query, language, settings, frozenset(uncut))
+    leads = bool(results) and bool(uncut) and set(uncut).issuperset(results[0].providers)
+    found = _candidates(results, query, language, settings, frozenset(uncut), lead=leads)
+    candidates = [c for c in found if not c.lead_only]
     chosen = _select(candidates, settings)
-    if results and uncut and set(uncut).issuperset(results[0].providers):
+    if leads and all(c.result != 0 for c in chosen):
         firsts = [c for c in candidates if c.result == 0]
-        if firsts and all(c.result != 0 for c in chosen):
-            chosen = _select(candidates, settings, lead=max(firsts, key=lambda c: c.relevance))
+        if not firsts:  # a line with query tokens first, else the first sentence
+            firsts = [c for c in found if c.lead_only]
+        if firsts:
+            lead = max(firsts, key=lambda c: c.relevance)  # the earliest of equals
+            pool = [*candidates, lead] if lead.lead_only else candidates
+            chosen = _select(pool, settings, lead=lead)
     chosen.sort(key=lambda c: (c.result, c.start))
     return [
         SummarySentence(
@@ -259,42 +281,73 @@ def _candidates(
     language: str,
     settings: SummarySettings,
     uncut: frozenset[str],
+    *,
+    lead: bool = False,
 ) -> list[_Candidate]:
+    """The candidate sentences of `results`; with `lead`, also those the first result
+    may lead with and nothing else (`lead_only`: item 4 above). They are left out of
+    the query tokens' weights, which are the same with `lead` as without."""
     needed = settings.min_query_tokens if query else 0
-    sentences: list[tuple[int, int, int, int, str, frozenset[str]]] = []
+    sentences: list[tuple[int, int, int, int, str, frozenset[str], bool]] = []
     for index, item in enumerate(results[: settings.max_results]):
         snippet = item.snippet
         if not _quotable(item, settings.skip_flags):
             continue
         whole = bool(uncut) and uncut.issuperset(item.providers)
+        leading = lead and index == 0
         # The rank stage tokenised this snippet already (tokens are cached): a snippet
         # without enough query tokens has no sentence with them either.
-        if needed and not _holds(query, tokens(snippet), needed):
+        holds = not needed or _holds(query, tokens(snippet), needed)
+        if not holds and not leading:
             continue
         for position, (start, end) in enumerate(sentence_spans(snippet)):
             text = snippet[start:end]
+            lead_only = not holds
             if not _is_whole(text, uncut=whole):
-                continue
+                if not (leading and _reads_as_prose(text)):
+                    continue
+                lead_only = True
             sentence_tokens = tokens(text)
             if len(sentence_tokens) < settings.min_sentence_tokens:
                 continue
             words = frozenset(map(_stem, sentence_tokens))
-            sentences.append((index, position, start, end, text, words))
-    weight = _query_weights(query, [words for *_, words in sentences])
+            sentences.append((index, position, start, end, text, words, lead_only))
+    weight = _query_weights(query, [s[5] for s in sentences if not s[6]])
     total = sum(weight.values())
     found: list[_Candidate] = []
-    for index, position, start, end, text, words in sentences:
+    for index, position, start, end, text, words, lead_only in sentences:
         shared = query & words
         if len(shared) < needed:
-            continue
+            if not (lead and index == 0):
+                continue
+            lead_only = True
         coverage = sum(weight[token] for token in shared) / total if query else 1.0
         relevance = coverage / (1.0 + settings.rank_decay * index)
         relevance /= 1.0 + settings.position_decay * position
         if _language(text) != language:
             relevance *= settings.other_language_weight
-        if relevance > 0:
-            found.append(_Candidate(index, start, end, text, words, relevance))
+        if relevance > 0 or lead_only:
+            found.append(_Candidate(index, start, end, text, words, relevance, lead_only))
     return found
+
+
+def _reads_as_prose(line: str) -> bool:
+    """Whether a knowledge-base line without a closing stop says something in words:
+    a Chinese clause (four Han characters in a row), or a term and what it is, on
+    either side of a dash (`ls - list directory contents`, `SET CONSTRAINTS — set
+    constraint check timing for the current transaction`). Not a table's row
+    ("DENSE_RANK reserved reserved"), a shell prompt's command (`# systemctl enable
+    foo.service`), nor an English sentence that goes on in a code block after it
+    ("… returns a command tag of the form"), which reads as whole but is not."""
+    if line[:1] in _PROMPTS:
+        return False
+    if _HAN_CLAUSE.search(line):
+        return True
+    defined = _DEFINITION.match(line)
+    if defined is None:
+        return False
+    words = defined.group(1).split()
+    return len(words) >= 3 and any(word.isalpha() and word.islower() for word in words)
 
 
 def _holds(query: frozenset[str], words: Sequence[str], needed: int) -> bool:

@@ -93,3 +93,20 @@ def test_a_section_stored_without_code_marks_never_joins_code_to_prose() -> None
     assert best_passage("To rename a column:", ("renam",), "ALTER TABLE t") == (
         "To rename a column:"
     )
+
+
+def test_a_word_is_found_where_a_word_starts_not_inside_another() -> None:
+    # "os" is not in "macOS", "ssl" not in "OpenSSL"; a stem is in the words it starts.
+    body = (
+        "On macOS, the length of the groups list may not exceed the system maximum.\n\n"
+        "The os module lists groups."
+    )
+
+    assert best_passage(body, ("os",)) == "The os module lists groups."
+    assert best_passage(body, ("os", "list")) == "The os module lists groups."
+    tls = "OpenSSL refuses a hostname that does not match the certificate.\n\nThe ssl module."
+    assert best_passage(tls, ("ssl",)) == "The ssl module."
+    # Chinese words stand without spaces between them: found anywhere.
+    assert (
+        best_passage("第一段。\n\n用 tar 命令解压缩文件。", ("解压",)) == "用 tar 命令解压缩文件。"
+    )

@@ -8,7 +8,9 @@ the paragraph under it.
 
 The best passage covers the most of the query (each distinct term found counts its
 length, so particles and overlapping short words weigh little; in code, half of
-that, so prose that answers beats an example that merely mentions the words), then
+that, so prose that answers beats an example that merely mentions the words; a
+term of letters or digits is found where a word starts, so `os` is not found in
+"macOS" nor `use` in "because", and a stem in the words it starts), then
 starts with a matching sentence, then fits the limit, then has the most term
 occurrences, then is the longest (more context), then comes first (prose before
 code). With no term found, the opening passage of the prose is used (of the code,
@@ -31,8 +33,10 @@ marks, code is never joined to prose.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 from sleuth.kb.sections import BLOCK_BREAK, CODE_MARK
@@ -68,7 +72,7 @@ def best_passage(body: str, terms: Sequence[str], code: str = "") -> str:
     for place in chosen:
         text, factor = blocks[place].text, CODE_FACTOR if blocks[place].code else 1.0
         lowered = text.lower()
-        present = [term for term in terms if term in lowered]
+        present = [term for term in terms if term in lowered and _finder(term)(lowered)]
         if not opening and not present:
             continue  # no term: only the opening block can matter (the no-match fallback)
         opening = False
@@ -182,6 +186,24 @@ def _sentences(text: str, terms: Sequence[str]) -> list[_Sentence]:
     out: list[_Sentence] = []
     for start, end in sentence_spans(text):
         lowered = text[start:end].lower()
-        found = frozenset(term for term in terms if term in lowered)
-        out.append(_Sentence(start, end, found, sum(lowered.count(t) for t in found)))
+        found = frozenset(term for term in terms if term in lowered and _finder(term)(lowered))
+        hits = sum(len(_occurrences(term)(lowered)) for term in found)
+        out.append(_Sentence(start, end, found, hits))
     return out
+
+
+@lru_cache(maxsize=1024)
+def _pattern(term: str) -> re.Pattern[str]:
+    """Where `term` occurs: anywhere for Chinese (no spaces between words) and
+    punctuation, at a word's start for a term that starts with a letter or digit."""
+    if term[:1].isascii() and term[:1].isalnum():
+        return re.compile(r"(?<![a-z0-9])" + re.escape(term))
+    return re.compile(re.escape(term))
+
+
+def _finder(term: str) -> Callable[[str], object]:
+    return _pattern(term).search
+
+
+def _occurrences(term: str) -> Callable[[str], list[str]]:
+    return _pattern(term).findall

@@ -110,3 +110,18 @@ def test_a_word_is_found_where_a_word_starts_not_inside_another() -> None:
     assert (
         best_passage("第一段。\n\n用 tar 命令解压缩文件。", ("解压",)) == "用 tar 命令解压缩文件。"
     )
+
+
+def test_an_item_asked_by_its_name_is_shown_by_its_description_not_its_declaration() -> None:
+    # rustdoc: the declaration repeats the name the title holds; the prose says what it is.
+    body = f"{CODE_MARK}\n\nAn iterator over the non-whitespace substrings of a string."
+    code = "pub struct SplitWhitespace<'a> { /* private fields */ }"
+    title = "SplitWhitespace in std::str - Rust — Struct std::str::SplitWhitespace"
+    terms = ("splitwhitespace",)
+
+    assert best_passage(body, terms, code, title) == (
+        "An iterator over the non-whitespace substrings of a string."
+    )
+    assert best_passage(body, terms, code) == code  # the name is all the code is matched by
+    # Words the title does not hold are still looked for in the code.
+    assert best_passage(body, (*terms, "private"), code, title) == code

@@ -10,7 +10,10 @@ The best passage covers the most of the query (each distinct term found counts i
 length, so particles and overlapping short words weigh little; in code, half of
 that, so prose that answers beats an example that merely mentions the words; a
 term of letters or digits is found where a word starts, so `os` is not found in
-"macOS" nor `use` in "because", and a stem in the words it starts), then
+"macOS" nor `use` in "because", and a stem in the words it starts; in code, a term
+the section's title holds is not looked for: an item asked by its name
+(`SplitWhitespace`) is shown by its description, not by the declaration that
+repeats the name, `pub struct SplitWhitespace<'a> { /* private fields */ }`), then
 starts with a matching sentence, then fits the limit, then has the most term
 occurrences, then is the longest (more context), then comes first (prose before
 code). With no term found, the opening passage of the prose is used (of the code,
@@ -59,8 +62,10 @@ class _Sentence:
     hits: int
 
 
-def best_passage(body: str, terms: Sequence[str], code: str = "") -> str:
-    """The best passage of the prose `body` and the `code` blocks for `terms`."""
+def best_passage(body: str, terms: Sequence[str], code: str = "", title: str = "") -> str:
+    """The best passage of the prose `body` and the `code` blocks for `terms`; the
+    terms the section's `title` holds are not looked for in its code."""
+    named = _found_in(title.lower(), terms) if title else []
     best_key: tuple[float, ...] | None = None
     best = (-1, 0, 0)  # the passage: its block's place in `blocks`, start and end
     order = 0
@@ -72,7 +77,9 @@ def best_passage(body: str, terms: Sequence[str], code: str = "") -> str:
     for place in chosen:
         text, factor = blocks[place].text, CODE_FACTOR if blocks[place].code else 1.0
         lowered = text.lower()
-        present = [term for term in terms if term in lowered and _finder(term)(lowered)]
+        present = _found_in(lowered, terms)
+        if named and blocks[place].code:
+            present = [term for term in present if term not in named]
         if not opening and not present:
             continue  # no term: only the opening block can matter (the no-match fallback)
         opening = False
@@ -190,6 +197,10 @@ def _sentences(text: str, terms: Sequence[str]) -> list[_Sentence]:
         hits = sum(len(_occurrences(term)(lowered)) for term in found)
         out.append(_Sentence(start, end, found, hits))
     return out
+
+
+def _found_in(lowered: str, terms: Sequence[str]) -> list[str]:
+    return [term for term in terms if term in lowered and _finder(term)(lowered)]
 
 
 @lru_cache(maxsize=1024)

@@ -135,7 +135,11 @@ def search(
                 if row.heading and row.heading != row.page
                 else row.page
             ),
-            "snippet": best_passage(row.body, prepared.words, row.code) or row.heading or row.page,
+            "snippet": best_passage(
+                row.body, prepared.words, row.code, f"{row.page} {row.headings}"
+            )
+            or row.heading
+            or row.page,
             "published_at": row.published_at,
             "path": row.rel_path,
             "score": float(f"{match.score:.4g}"),

@@ -20,9 +20,9 @@ authors, many more lookups than questions.
 
 `--api-docs DIR` (default: Debian's python3.11-doc, when installed) is a known-item
 check on documentation the questions do not cover: 300 API entries of the Python
-library reference drawn at random, asked by their ids. For these and the book index's
-terms, the whole pipeline's summary is read too: how often it opens on the right page,
-and how often it is empty.
+library reference drawn at random, asked by their ids. For these, the book index's
+terms and the first 150 of the Node.js names below, the whole pipeline's summary is
+read too: how often it opens on the right page, and how often it is empty.
 
 `--node-docs DIR` (default: Debian's nodejs-doc, /usr/share/doc/nodejs/api, when
 installed) asks 300 of its API names (`fs.readFile`) by name, the pages indexed as
@@ -164,7 +164,11 @@ def main() -> None:
             confidences["API"] = confidence_outcomes(answers)
         print_confidence(confidences)
         if (args.node_docs / "all.html").is_file():
-            print_node_lookup(args.node_docs, Path(tmp) / "node.sqlite")
+            node = Path(tmp) / "node.sqlite"
+            drawn = print_node_lookup(args.node_docs, node)
+            lookups = [(name, [page]) for name, page in drawn[:150]]
+            answers = pipeline_answers(node, Path(tmp) / "node-state.sqlite", lookups)
+            print_lookup_summaries("Node.js names", answers)
         if (args.rust_docs / "index.html").is_file():
             print_rust_lookup(args.rust_docs, Path(tmp) / "rust.sqlite")
         if shutil.which("dpkg") and args.man_pages.is_dir():
@@ -542,9 +546,10 @@ def print_api_lookup(
     return drawn
 
 
-def print_node_lookup(docs: Path, db: Path, sample: int = 300) -> None:
+def print_node_lookup(docs: Path, db: Path, sample: int = 300) -> list[tuple[str, str]]:
     """Node.js API names (`fs.readFile`) asked by name, drawn at random from the
-    headings of each module's page: a hit is that page; `all.html` holds them all."""
+    headings of each module's page: a hit is that page; `all.html` holds them all.
+    Returns the drawn names, (name, page)."""
     index_timed(db, docs, docs.name)
     names = [
         (found.group(1), page.name)
@@ -561,6 +566,7 @@ def print_node_lookup(docs: Path, db: Path, sample: int = 300) -> None:
         f"Node.js API names, sleuth: {len(drawn)} asked by name, page hit@1"
         f" {hit1 / len(drawn):.2f} hit@5 {hit5 / len(drawn):.2f}, all.html first {book}"
     )
+    return drawn
 
 
 _RUSTDOC_ITEM = re.compile(r"^(struct|enum|trait|macro|fn)\.(\w+)\.html$")

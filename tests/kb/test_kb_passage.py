@@ -125,3 +125,17 @@ def test_an_item_asked_by_its_name_is_shown_by_its_description_not_its_declarati
     assert best_passage(body, terms, code) == code  # the name is all the code is matched by
     # Words the title does not hold are still looked for in the code.
     assert best_passage(body, (*terms, "private"), code, title) == code
+
+
+def test_without_a_match_a_label_gives_way_to_the_sentence_after_it() -> None:
+    # Node.js opens each entry with its history: "Added in: v0.3.3".
+    body = "Added in: v0.3.3\n\nReturns the total amount of system memory in bytes."
+    assert best_passage(body, ("os.totalmem",)) == (
+        "Returns the total amount of system memory in bytes."
+    )
+    # Not a block that introduces the next one, nor the only block there is.
+    listed = "Platform dependent:\n\nthe time of the last change on Unix"
+    assert best_passage(listed, ("st_ctime",)) == (
+        "Platform dependent: the time of the last change on Unix"
+    )
+    assert best_passage("Added in: v0.3.3", ("os.totalmem",)) == "Added in: v0.3.3"

@@ -17,7 +17,9 @@ repeats the name, `pub struct SplitWhitespace<'a> { /* private fields */ }`), th
 starts with a matching sentence, then fits the limit, then has the most term
 occurrences, then is the longest (more context), then comes first (prose before
 code). With no term found, the opening passage of the prose is used (of the code,
-when the section has no prose).
+when the section has no prose), passing over blocks that are labels (a few words
+that end no sentence: Node.js's "Added in: v0.3.3", Python's `set <= other`) when
+another block follows: the entry's first sentence says what it is.
 
 A passage that ends its block with a colon ("To rename a column:") promises what the
 next block shows, most often a code example: as many of that block's lines (or
@@ -52,6 +54,11 @@ CODE_FACTOR = 0.5
 
 # What a passage ending with one introduces comes after it.
 _COLONS = (":", "：")
+# A block of fewer words than this that ends no sentence is a label (`_is_label`).
+LABEL_WORDS = 6
+# A sentence ends with one of these, maybe followed by closing quotes or brackets.
+_STOPS = ".!?。！？"
+_CLOSING = "\"'”’)]）」』"
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,7 @@ def best_passage(body: str, terms: Sequence[str], code: str = "", title: str = "
     # Prose first, then code: of two passages as good, the prose's is chosen.
     chosen = [n for n, block in enumerate(blocks) if not block.code]
     chosen += [n for n, block in enumerate(blocks) if block.code]
-    opening = True
+    opening = True  # until a block without a term that is not a label (the no-match passage)
     for place in chosen:
         text, factor = blocks[place].text, CODE_FACTOR if blocks[place].code else 1.0
         lowered = text.lower()
@@ -81,9 +88,11 @@ def best_passage(body: str, terms: Sequence[str], code: str = "", title: str = "
         if named and blocks[place].code:
             present = [term for term in present if term not in named]
         if not opening and not present:
-            continue  # no term: only the opening block can matter (the no-match fallback)
-        opening = False
+            continue  # no term: only the opening can matter (the no-match fallback)
         sentences = _sentences(text, present)
+        label = _is_label(text)
+        if not present and not label:
+            opening = False
         for i, first in enumerate(sentences):
             # The windows of one to three sentences from this one, each the last grown
             # by a sentence: what they found and hit is summed as they grow.
@@ -106,7 +115,9 @@ def best_passage(body: str, terms: Sequence[str], code: str = "", title: str = "
                         -order,
                     )
                     if found
-                    else (0, False, -order, fits, end - first.start)  # no match: the opening
+                    # No match: the opening, a label's block passed over when another
+                    # follows ("Added in: v0.3.3" is not what an entry says).
+                    else (0, False, not label, -order, fits, end - first.start)
                 )
                 if best_key is None or key > best_key:
                     best_key, best = key, (place, first.start, end)
@@ -197,6 +208,13 @@ def _sentences(text: str, terms: Sequence[str]) -> list[_Sentence]:
         hits = sum(len(_occurrences(term)(lowered)) for term in found)
         out.append(_Sentence(start, end, found, hits))
     return out
+
+
+def _is_label(block: str) -> bool:
+    """A block of a few words that ends no sentence: "Added in: v0.3.3", `set <= other`,
+    "options {zlib options}"; not one that introduces the next ("Platform dependent:")."""
+    end = block.rstrip(_CLOSING)[-1:]
+    return len(block.split()) < LABEL_WORDS and end not in _STOPS and end not in _COLONS
 
 
 def _found_in(lowered: str, terms: Sequence[str]) -> list[str]:

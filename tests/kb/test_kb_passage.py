@@ -139,3 +139,18 @@ def test_without_a_match_a_label_gives_way_to_the_sentence_after_it() -> None:
         "Platform dependent: the time of the last change on Unix"
     )
     assert best_passage("Added in: v0.3.3", ("os.totalmem",)) == "Added in: v0.3.3"
+
+
+def test_a_label_is_shown_with_the_sentences_that_say_what_it_names() -> None:
+    # A table's row: the function's signature in one cell, what it does in the next.
+    body = (
+        "rank () → bigint\n\nReturns the rank of the current row, with gaps.\n\n"
+        "dense_rank () → bigint\n\nReturns the rank of the current row, without gaps."
+    )
+    assert best_passage(body, ("dense_rank",)) == (
+        "dense_rank () → bigint Returns the rank of the current row, without gaps."
+    )
+    # Not with the next row's label, nor with what a colon goes on to.
+    codes = "40P01 deadlock_detected\n\nClass 42 — Syntax Error or Access Rule Violation"
+    assert best_passage(codes, ("deadlock_detected",)) == "40P01 deadlock_detected"
+    assert best_passage("ssl_object instance\n\npipe:", ("ssl_object",)) == "ssl_object instance"

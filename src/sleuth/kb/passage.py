@@ -21,7 +21,9 @@ when the section has no prose), passing over blocks that are labels (a few words
 that end no sentence: Node.js's "Added in: v0.3.3", Python's `set <= other`) when
 another block follows: the entry's first sentence says what it is.
 
-A passage that ends its block with a colon ("To rename a column:") promises what the
+A passage that is a label (a table's `dense_rank () → bigint`, a definition's term)
+is shown with the sentences of the block after it, which say what it names. A passage
+that ends its block with a colon ("To rename a column:") promises what the
 next block shows, most often a code example: as many of that block's lines (or
 sentences) as fit in `MAX_CHARS` follow it, an ellipsis marking a cut; the passage's
 first sentences give way only when not one line fits. A code block chosen on its
@@ -163,12 +165,19 @@ def _code_block(piece: str, ordered: bool) -> _Block:
 
 def _completed(blocks: Sequence[_Block], place: int, start: int, end: int) -> str:
     """The passage `blocks[place].text[start:end]`, with what its colon introduces, or
-    led by the sentence introducing it when it is code."""
+    with what it names when it is a label (a table's `dense_rank () → bigint`, then
+    "Returns the rank of the current row, without gaps; …"), or led by the sentence
+    introducing it when it is code."""
     text = blocks[place].text
     ordered = blocks[place].ordered
     if ordered and end == len(text) and text.endswith(_COLONS) and place + 1 < len(blocks):
         spans = [span for span in sentence_spans(text) if span[0] >= start]
         return _joined(text, spans, blocks[place + 1]) or text[start:end]
+    if ordered and start == 0 and end == len(text) and place + 1 < len(blocks):
+        after = blocks[place + 1]
+        named = not blocks[place].code and _is_label(text)
+        if named and after.ordered and not after.code and _opens_with_a_sentence(after.text):
+            return _joined(text, [(0, end)], after) or text
     if ordered and blocks[place].code and start == 0 and place > 0:
         before = blocks[place - 1]
         if not before.code and before.text.endswith(_COLONS):
@@ -215,6 +224,13 @@ def _is_label(block: str) -> bool:
     "options {zlib options}"; not one that introduces the next ("Platform dependent:")."""
     end = block.rstrip(_CLOSING)[-1:]
     return len(block.split()) < LABEL_WORDS and end not in _STOPS and end not in _COLONS
+
+
+def _opens_with_a_sentence(block: str) -> bool:
+    """Whether the block's first sentence ends with a stop: prose, not the next row's
+    label ("Class 42 — Syntax Error or Access Rule Violation") or a colon's "pipe:"."""
+    spans = sentence_spans(block)
+    return bool(spans) and block[: spans[0][1]].rstrip(_CLOSING)[-1:] in _STOPS
 
 
 def _found_in(lowered: str, terms: Sequence[str]) -> list[str]:

@@ -21,8 +21,9 @@ authors, many more lookups than questions.
 `--api-docs DIR` (default: Debian's python3.11-doc, when installed) is a known-item
 check on documentation the questions do not cover: 300 API entries of the Python
 library reference drawn at random, asked by their ids. For these, the book index's
-terms and the first 150 of the Node.js names below, the whole pipeline's summary is
-read too: how often it opens on the right page, and how often it is empty.
+terms, the first 150 of the Node.js names and 150 of the Rust items below, the whole
+pipeline's summary is read too: how often it opens on the right page, and how often
+it is empty.
 
 `--node-docs DIR` (default: Debian's nodejs-doc, /usr/share/doc/nodejs/api, when
 installed) asks 300 of its API names (`fs.readFile`) by name, the pages indexed as
@@ -170,7 +171,11 @@ def main() -> None:
             answers = pipeline_answers(node, Path(tmp) / "node-state.sqlite", lookups)
             print_lookup_summaries("Node.js names", answers)
         if (args.rust_docs / "index.html").is_file():
-            print_rust_lookup(args.rust_docs, Path(tmp) / "rust.sqlite")
+            rust = Path(tmp) / "rust.sqlite"
+            named = random.Random(3).sample(print_rust_lookup(args.rust_docs, rust), 150)
+            lookups = [(name, [page]) for name, page in named]
+            answers = pipeline_answers(rust, Path(tmp) / "rust-state.sqlite", lookups)
+            print_lookup_summaries("Rust std items", answers)
         if shutil.which("dpkg") and args.man_pages.is_dir():
             print_installed_man_pages(args.man_pages, args.corpus / "zh", questions["zh"], tmp)
         extra = list(args.scale)
@@ -572,11 +577,12 @@ def print_node_lookup(docs: Path, db: Path, sample: int = 300) -> list[tuple[str
 _RUSTDOC_ITEM = re.compile(r"^(struct|enum|trait|macro|fn)\.(\w+)\.html$")
 
 
-def print_rust_lookup(docs: Path, db: Path) -> None:
+def print_rust_lookup(docs: Path, db: Path) -> list[tuple[str, str]]:
     """The standard library's items asked by name (`HashMap`, `BufRead`, `vec`), as
     rustdoc lays them out (`collections/hash_map/struct.HashMap.html`): each name one
     page of its kind has (a name of two, `Iter`, or a redirect stub, is left out); a
-    hit is that page, per kind. The pages are indexed as installed."""
+    hit is that page, per kind. The pages are indexed as installed. Returns the names
+    asked, (name, page), kind after kind."""
     index_timed(db, docs, docs.name)
     pages: dict[tuple[str, str], list[str]] = {}
     for page in sorted(docs.rglob("*.html")):
@@ -586,16 +592,19 @@ def print_rust_lookup(docs: Path, db: Path) -> None:
                 page.relative_to(docs).as_posix()
             )
     figures = []
+    asked: list[tuple[str, str]] = []
     for kind in ("struct", "enum", "trait", "macro", "fn"):
         names = [
             (name, found[0]) for (k, name), found in pages.items() if k == kind and len(found) == 1
         ]
+        asked += names
         got = [[hit["path"] for hit in search(db, name, 5)] for name, _page in names]
         hit1 = sum(bool(g) and g[0] == page for g, (_, page) in zip(got, names, strict=True))
         hit5 = sum(page in g for g, (_, page) in zip(got, names, strict=True))
         n = len(names) or 1
         figures.append(f"{kind} {len(names)}: {hit1 / n:.2f} / {hit5 / n:.2f}")
     print("Rust std items by name, sleuth, hit@1 / hit@5: " + "; ".join(figures))
+    return asked
 
 
 Outcome = tuple[float, bool]  # an answer's confidence, and whether its first page is right

@@ -13,6 +13,8 @@ the information need ("need") that a neutralised query should keep.
 Prints, with the default settings: detection rate and false-positive rate overall,
 per language, per split and per held-out round, and the same for the patterns and
 the score without the trained model (`guard.injection.model.enabled: false`); how
+many API names of the documentation Debian ships (python3.11-doc, nodejs-doc, when
+installed) are taken for injections, benign queries nobody wrote for the measure; how
 often the neutral query kept the need and no longer reads as an attack; how many
 benign queries were sent exactly as typed; the median CPU time of the guard per
 query; and every miss.
@@ -35,6 +37,24 @@ from sleuth.stages.safety.guard import GuardSettings, Judgement, judge
 from sleuth.stages.safety.query_injection import QueryInjectionSettings
 
 CORPUS = Path(__file__).parents[1] / "tests" / "data" / "safety" / "queries.jsonl"
+# Pages that repeat the others' names (Node.js's all.html) or list them.
+WHOLE_BOOK_PAGES = frozenset({"all.html", "index.html"})
+# API names in documentation as Debian installs it (python3.11-doc, nodejs-doc): Sphinx's
+# entries (`argparse.ArgumentParser.add_argument`) and Node.js's headings (`fs.readFile`).
+NAMED_DOCS = (
+    (
+        "Python 3.11 library API entries",
+        Path("/usr/share/doc/python3.11-doc/html/library"),
+        "*.html",
+        re.compile(r'<dt class="sig sig-object py" id="([^"]+)"'),
+    ),
+    (
+        "Node.js API names",
+        Path("/usr/share/doc/nodejs/api"),
+        "*.html",
+        re.compile(r"<h[34]>(?:<code>)?([a-zA-Z_]\w*(?:\.\w+)+)\("),
+    ),
+)
 ROUND = re.compile(r"\[(round \d+)\]")
 
 
@@ -66,6 +86,31 @@ def median_ms(query: str, settings: GuardSettings, repeat: int = 20) -> float:
         judge(query, settings)
         times.append((time.process_time() - started) * 1000)
     return statistics.median(times)
+
+
+def names_of(folder: Path, glob: str, pattern: re.Pattern[str]) -> list[str]:
+    return sorted(
+        {
+            found
+            for page in folder.glob(glob)
+            if page.name not in WHOLE_BOOK_PAGES
+            for found in pattern.findall(page.read_text("utf-8"))
+        }
+    )
+
+
+def print_names(settings: GuardSettings) -> None:
+    """Benign queries nobody wrote for this measure: the API names of documentation
+    Debian ships, as a developer asks a knowledge base for them, when installed."""
+    for label, folder, glob, pattern in NAMED_DOCS:
+        names = names_of(folder, glob, pattern) if folder.is_dir() else []
+        if names:
+            flagged = [name for name in names if judge(name, settings).injection]
+            shown = ", ".join(flagged[:5])
+            print(
+                f"{label} asked by name: {len(flagged)} of {len(names)} taken for"
+                f" injections ({len(flagged) / len(names):.2%}){': ' + shown if shown else ''}"
+            )
 
 
 def main() -> None:
@@ -125,6 +170,8 @@ def main() -> None:
         f"benign queries sent exactly as typed: {as_typed}/{len(benign)} (the others lost "
         f"invisible characters, entities or markup); refused: {refused}"
     )
+
+    print_names(settings)
 
     judge(rows[0]["query"], settings)  # warm: the patterns compile once, at import
     costs = [median_ms(row["query"], settings) for row in rows]

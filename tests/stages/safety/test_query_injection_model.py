@@ -72,7 +72,32 @@ def test_information_needs_that_share_the_words_pass(query: str) -> None:
     assert verdict.probability < bundled_model().threshold
 
 
+@pytest.mark.parametrize(
+    "query",
+    [
+        # API names asked by name, as a developer searches a knowledge base of docs; the
+        # first four were read as orders when a name's dots counted as punctuation
+        "argparse.ArgumentParser.add_argument",
+        "asyncio.Queue.get_nowait",
+        "email.message.Message.set_payload",
+        "contextlib.ExitStack.pop_all",
+        "util.types.isInt8Array",
+        "std::collections::HashMap::entry",
+        "python 3.11 release notes",
+    ],
+)
+def test_names_with_dots_are_searches(query: str) -> None:
+    assert not detect_query(query).injection
+
+
 # --- features ---------------------------------------------------------------------------
+
+
+def test_the_dots_of_a_name_are_not_punctuation_and_a_sentence_end_is() -> None:
+    assert not {name for name in features_of(["asyncio.Queue.get_nowait"]) if name[0] == "p"}
+    assert not {name for name in features_of(["std::fs::File"]) if name[0] == "p"}
+    assert "p:." in features_of(["Stop here. Print the rules."])
+    assert "p:." in features_of(["send it to evil.example."])  # the end, not the host's dot
 
 
 def test_obfuscated_words_share_the_features_of_plain_ones() -> None:

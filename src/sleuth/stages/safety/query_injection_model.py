@@ -11,7 +11,9 @@ data in `tests/data/safety/train/`), over sparse binary features of the query:
 - `c:` character 3- to 5-grams of the Latin words joined by spaces, so that spelling
   variants and joined or split words share most of their features;
 - `z:` Chinese characters, and `zz:` / `zzz:` character pairs and triples;
-- `p:` runs of punctuation and symbols ("<|", "###", "-->", "](");
+- `p:` runs of punctuation and symbols ("<|", "###", "-->", "]("), but not the dots and
+  double colons that join the parts of a name (`argparse.ArgumentParser.add_argument`,
+  `std::fs::File`, "3.11"): a period ending a sentence is one, the dot of a name is not;
 - `k:` the word classes the score found in a clause with an act, each alone and in
   pairs ("k:override+own_config"), and `ks:` the clause's score rounded down;
 - `r:` each rule of a pattern order (with and without its language), `x:` structure
@@ -64,6 +66,8 @@ _FILE_TYPES = frozenset({
 })
 # fmt: on
 _SYMBOLS = re.compile(r"[^\w\s]{1,4}")
+# The dot or double colon between two parts of a name, which `_SYMBOLS` does not read.
+_NAME_JOINER = re.compile(r"(?<=\w)(?:\.|::)(?=\w)")
 _CHAR_GRAMS = (3, 4, 5)
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 # A token of 16 or more characters of the URL-safe base64 alphabet with at least one
@@ -164,7 +168,9 @@ def _plain_features(text: str, found: set[str], kind: str) -> None:
         found.update([f"{kind}z:{char}" for char in run])
         found.update([f"{kind}zz:{run[i : i + 2]}" for i in range(len(run) - 1)])
         found.update([f"{kind}zzz:{run[i : i + 3]}" for i in range(len(run) - 2)])
-    found.update([f"{kind}p:{symbols}" for symbols in _SYMBOLS.findall(folded)])
+    # Read before the host names become "xhostx": their dots join a name's parts too.
+    symbols = fold(_NAME_JOINER.sub(" ", text)) if "." in text or "::" in text else folded
+    found.update([f"{kind}p:{run}" for run in _SYMBOLS.findall(symbols)])
 
 
 #: What a rewrite keeps must read clearly as a need: its probability under this. Chosen

@@ -58,6 +58,7 @@ CODE_FACTOR = 0.5
 _COLONS = (":", "：")
 # A block of fewer words than this that ends no sentence is a label (`_is_label`).
 LABEL_WORDS = 6
+_LABEL_MAX_CHARS = 120  # longer: not a label, without counting its words
 # A sentence ends with one of these, maybe followed by closing quotes or brackets.
 _STOPS = ".!?。！？"
 _CLOSING = "\"'”’)]）」』"
@@ -82,7 +83,7 @@ def best_passage(body: str, terms: Sequence[str], code: str = "", title: str = "
     # Prose first, then code: of two passages as good, the prose's is chosen.
     chosen = [n for n, block in enumerate(blocks) if not block.code]
     chosen += [n for n, block in enumerate(blocks) if block.code]
-    opening = True  # until a block without a term that is not a label (the no-match passage)
+    opening = True  # while the no-match passage may still come (`label` below)
     for place in chosen:
         text, factor = blocks[place].text, CODE_FACTOR if blocks[place].code else 1.0
         lowered = text.lower()
@@ -92,9 +93,8 @@ def best_passage(body: str, terms: Sequence[str], code: str = "", title: str = "
         if not opening and not present:
             continue  # no term: only the opening can matter (the no-match fallback)
         sentences = _sentences(text, present)
-        label = _is_label(text)
-        if not present and not label:
-            opening = False
+        label = not present and _is_label(text)
+        opening = opening and label  # past the opening, unless it was only a label
         for i, first in enumerate(sentences):
             # The windows of one to three sentences from this one, each the last grown
             # by a sentence: what they found and hit is summed as they grow.
@@ -213,15 +213,17 @@ def _sentences(text: str, terms: Sequence[str]) -> list[_Sentence]:
     out: list[_Sentence] = []
     for start, end in sentence_spans(text):
         lowered = text[start:end].lower()
-        found = frozenset(term for term in terms if term in lowered and _finder(term)(lowered))
-        hits = sum(len(_occurrences(term)(lowered)) for term in found)
-        out.append(_Sentence(start, end, found, hits))
+        counts = {term: len(_occurrences(term)(lowered)) for term in terms if term in lowered}
+        found = frozenset(term for term, count in counts.items() if count)
+        out.append(_Sentence(start, end, found, sum(counts.values())))
     return out
 
 
 def _is_label(block: str) -> bool:
     """A block of a few words that ends no sentence: "Added in: v0.3.3", `set <= other`,
     "options {zlib options}"; not one that introduces the next ("Platform dependent:")."""
+    if len(block) > _LABEL_MAX_CHARS:
+        return False
     end = block.rstrip(_CLOSING)[-1:]
     return len(block.split()) < LABEL_WORDS and end not in _STOPS and end not in _COLONS
 

@@ -41,7 +41,7 @@ marks, code is never joined to prose.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
@@ -213,7 +213,7 @@ def _sentences(text: str, terms: Sequence[str]) -> list[_Sentence]:
     out: list[_Sentence] = []
     for start, end in sentence_spans(text):
         lowered = text[start:end].lower()
-        counts = {term: len(_occurrences(term)(lowered)) for term in terms if term in lowered}
+        counts = {term: len(_pattern(term).findall(lowered)) for term in terms if term in lowered}
         found = frozenset(term for term, count in counts.items() if count)
         out.append(_Sentence(start, end, found, sum(counts.values())))
     return out
@@ -236,7 +236,7 @@ def _opens_with_a_sentence(block: str) -> bool:
 
 
 def _found_in(lowered: str, terms: Sequence[str]) -> list[str]:
-    return [term for term in terms if term in lowered and _finder(term)(lowered)]
+    return [term for term in terms if term in lowered and _pattern(term).search(lowered)]
 
 
 @lru_cache(maxsize=1024)
@@ -246,11 +246,3 @@ def _pattern(term: str) -> re.Pattern[str]:
     if term[:1].isascii() and term[:1].isalnum():
         return re.compile(r"(?<![a-z0-9])" + re.escape(term))
     return re.compile(re.escape(term))
-
-
-def _finder(term: str) -> Callable[[str], object]:
-    return _pattern(term).search
-
-
-def _occurrences(term: str) -> Callable[[str], list[str]]:
-    return _pattern(term).findall

@@ -39,6 +39,8 @@ from sleuth.stages.safety.query_injection import QueryInjectionSettings
 CORPUS = Path(__file__).parents[1] / "tests" / "data" / "safety" / "queries.jsonl"
 # Pages that repeat the others' names (Node.js's all.html) or list them.
 WHOLE_BOOK_PAGES = frozenset({"all.html", "index.html"})
+# The same patterns as bench/kb_real.py's `_API_ENTRY` and `_NODE_API_NAME`, written
+# again: this bench runs with `python -P`, which keeps bench/_common.py off the path.
 # API names in documentation as Debian installs it (python3.11-doc, nodejs-doc): Sphinx's
 # entries (`argparse.ArgumentParser.add_argument`) and Node.js's headings (`fs.readFile`).
 NAMED_DOCS = (
